@@ -1,0 +1,39 @@
+#include "emulator/device.hpp"
+
+#include <algorithm>
+
+namespace npukit::emu {
+
+Device::Device(int id, const DeviceSpec& spec, std::string bus_id, bool functional, uint64_t seed)
+    : id_(id),
+      spec_(&spec),
+      bus_id_(std::move(bus_id)),
+      memory_(id, spec.hbm.capacity_bytes, spec.hbm.firmware_reserved_bytes, functional),
+      clock_mhz_(spec.aicore_clock.max_mhz),
+      free_aicores_(spec.aicore_count),
+      free_aicpus_(spec.aicpu_count),
+      rng_(seed ^ (0xD1B54A32D192ED03ull * static_cast<uint64_t>(id + 1))) {}
+
+void Device::set_clock_mhz(int mhz) {
+  clock_mhz_ = std::clamp(mhz, spec_->aicore_clock.min_mhz, spec_->aicore_clock.max_mhz);
+}
+
+bool Device::acquire_cores(Unit unit, uint32_t n) {
+  int& pool = unit == Unit::kAiCpu ? free_aicpus_ : free_aicores_;
+  if (static_cast<uint32_t>(pool) < n) return false;
+  pool -= static_cast<int>(n);
+  return true;
+}
+
+void Device::release_cores(Unit unit, uint32_t n) {
+  int& pool = unit == Unit::kAiCpu ? free_aicpus_ : free_aicores_;
+  pool += static_cast<int>(n);
+}
+
+Nanos Device::jittered(Nanos d, double jitter) {
+  if (jitter <= 0) return d;
+  double t = rng_.uniform() + rng_.uniform() - 1.0;
+  return std::max<Nanos>(1, static_cast<Nanos>(static_cast<double>(d) * (1.0 + jitter * t)));
+}
+
+}  // namespace npukit::emu

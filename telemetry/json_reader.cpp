@@ -1,0 +1,136 @@
+#include "telemetry/json_reader.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace npukit {
+
+namespace {
+
+// 1-based line and column of byte offset `byte` (nlohmann reports the offset just past the error).
+std::pair<int, int> line_col(const std::string& text, std::size_t byte) {
+  int line = 1;
+  int col = 1;
+  std::size_t end = std::min(byte == 0 ? 0 : byte - 1, text.size());
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return {line, col};
+}
+
+// nlohmann's message is "[json.exception.parse_error.101] parse error at line 3, column 5: ...";
+// keep only the part after the location.
+std::string short_parse_message(const std::string& what) {
+  auto pos = what.find(": ");
+  std::string rest = pos == std::string::npos ? what : what.substr(pos + 2);
+  if (rest.rfind("syntax error while parsing value - ", 0) == 0) rest = rest.substr(35);
+  return rest;
+}
+
+}  // namespace
+
+Result<nlohmann::json> parse_json_text(const std::string& text, const std::string& file,
+                                       std::string_view prefix) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    auto [line, col] = line_col(text, e.byte);
+    return InvalidArgument(std::string(prefix) + ": " + file + ":" + std::to_string(line) + ":" +
+                           std::to_string(col) + ": " + short_parse_message(e.what()));
+  }
+}
+
+Result<nlohmann::json> parse_json_file(const std::string& file, std::string_view prefix) {
+  std::ifstream in(file);
+  if (!in) {
+    return Status(Code::kNotFound, std::string(prefix) + ": " + file + ": cannot open (" +
+                                       std::strerror(errno) + ")");
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return parse_json_text(buf.str(), file, prefix);
+}
+
+FieldReader::FieldReader(const nlohmann::json& root, std::string file, std::string prefix)
+    : root_(root), file_(std::move(file)), prefix_(std::move(prefix)) {}
+
+const nlohmann::json* FieldReader::find(std::string_view path) const {
+  const nlohmann::json* node = &root_;
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t dot = path.find('.', start);
+    std::string key(path.substr(start, dot == std::string_view::npos ? path.npos : dot - start));
+    if (!node->is_object()) return nullptr;
+    auto it = node->find(key);
+    if (it == node->end()) return nullptr;
+    node = &*it;
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return node;
+}
+
+void FieldReader::fail(std::string_view path, std::string_view what) {
+  if (!status_.ok()) return;
+  status_ = InvalidArgument(prefix_ + ": " + file_ + ": field '" + std::string(path) + "': " +
+                            std::string(what));
+}
+
+void FieldReader::check_range(std::string_view path, double value, double lo, double hi) {
+  if (value < lo || value > hi) {
+    std::ostringstream what;
+    what << "value " << value << " is out of range [" << lo << ", " << hi << "]";
+    fail(path, what.str());
+  }
+}
+
+const nlohmann::json* FieldReader::require(std::string_view path,
+                                           bool (nlohmann::json::*is)() const noexcept,
+                                           const char* expected) {
+  const nlohmann::json* node = find(path);
+  if (node == nullptr) {
+    fail(path, "missing");
+    return nullptr;
+  }
+  if (!(node->*is)()) {
+    fail(path, std::string("expected ") + expected + ", got " + node->type_name());
+    return nullptr;
+  }
+  return node;
+}
+
+double FieldReader::number(std::string_view path) {
+  const auto* n = require(path, &nlohmann::json::is_number, "a number");
+  return n ? n->get<double>() : 0.0;
+}
+
+int64_t FieldReader::integer(std::string_view path) {
+  const auto* n = require(path, &nlohmann::json::is_number_integer, "an integer");
+  return n ? n->get<int64_t>() : 0;
+}
+
+std::string FieldReader::string(std::string_view path) {
+  const auto* n = require(path, &nlohmann::json::is_string, "a string");
+  return n ? n->get<std::string>() : std::string();
+}
+
+double FieldReader::number_or(std::string_view path, double fallback) {
+  return find(path) ? number(path) : fallback;
+}
+
+int64_t FieldReader::integer_or(std::string_view path, int64_t fallback) {
+  return find(path) ? integer(path) : fallback;
+}
+
+std::string FieldReader::string_or(std::string_view path, std::string fallback) {
+  return find(path) ? string(path) : fallback;
+}
+
+}  // namespace npukit

@@ -1,0 +1,59 @@
+// Reading JSON documents (specs, workloads, programs) with errors that name the file, the
+// line:column of a syntax error, or the dotted path of a bad field.
+//
+// FieldReader records the FIRST problem and keeps returning neutral values afterwards, so a
+// loader reads every field straight through and checks status() once at the end.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "telemetry/status.hpp"
+
+namespace npukit {
+
+// Parses `text`; on a syntax error: "<prefix>: <file>:<line>:<col>: <what>".
+Result<nlohmann::json> parse_json_text(const std::string& text, const std::string& file,
+                                       std::string_view prefix);
+// Reads and parses a file; a missing file: "<prefix>: <file>: cannot open (<errno text>)".
+Result<nlohmann::json> parse_json_file(const std::string& file, std::string_view prefix);
+
+class FieldReader {
+ public:
+  // Messages read "<prefix>: <file>: field '<path>': <what>".
+  FieldReader(const nlohmann::json& root, std::string file, std::string prefix);
+
+  // Required fields: record an error when missing or of the wrong type.
+  double number(std::string_view path);
+  int64_t integer(std::string_view path);
+  std::string string(std::string_view path);
+  // Optional fields: the fallback when absent; a present field of the wrong type is an error.
+  double number_or(std::string_view path, double fallback);
+  int64_t integer_or(std::string_view path, int64_t fallback);
+  std::string string_or(std::string_view path, std::string fallback);
+  // The node at a dotted path, or nullptr when absent (no error recorded).
+  const nlohmann::json* find(std::string_view path) const;
+
+  // Record a semantic problem with a field ("must be > 0").
+  void fail(std::string_view path, std::string_view what);
+  // Require a numeric field to lie in [lo, hi].
+  void check_range(std::string_view path, double value, double lo, double hi);
+
+  const Status& status() const { return status_; }
+  bool ok() const { return status_.ok(); }
+  const std::string& file() const { return file_; }
+
+ private:
+  const nlohmann::json* require(std::string_view path, bool (nlohmann::json::*is)() const noexcept,
+                                const char* expected);
+  const nlohmann::json& root_;
+  std::string file_;
+  std::string prefix_;
+  Status status_;
+};
+
+}  // namespace npukit
