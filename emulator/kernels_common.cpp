@@ -84,8 +84,8 @@ Result<Shape> broadcast_shape(std::string_view kernel, const Shape& a, const Sha
   for (std::size_t i = 0; i < out.size(); ++i) {
     auto dim = broadcast_dim(dim_from_right(a, i), dim_from_right(b, i));
     if (!dim) {
-      return shape_error(kernel,
-                         "shapes are not broadcastable: got " + dims_str(a) + " and " + dims_str(b));
+      return shape_error(
+          kernel, "shapes are not broadcastable: got " + dims_str(a) + " and " + dims_str(b));
     }
     out[out.size() - 1 - i] = *dim;
   }

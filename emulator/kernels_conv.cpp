@@ -28,7 +28,8 @@ Result<std::vector<int64_t>> pair_attr(std::string_view kernel, const Attrs& att
                                        const std::string& key, int64_t fallback,
                                        int64_t min_value) {
   auto v = attrs.get_ints(key, {fallback, fallback});
-  bool ok = v.size() == 2 && std::all_of(v.begin(), v.end(), [&](int64_t x) { return x >= min_value; });
+  bool ok =
+      v.size() == 2 && std::all_of(v.begin(), v.end(), [&](int64_t x) { return x >= min_value; });
   if (ok) return v;
   return InvalidArgument(std::string(kernel) + ": attr " + key + " must be 2 values >= " +
                          std::to_string(min_value) + ", got " + dims_str(v));
@@ -189,40 +190,41 @@ void for_each_tap(const ConvGeometry& g, Tap tap) {
   }
 }
 
-// Geometry for a launch, given which descriptors hold x and w; output 0 is zeroed.
-Result<ConvGeometry> launch_geometry(std::string_view kernel, const CpuArgs& args, const Shape& x,
-                                     const Shape& w) {
+// Shared launch of the three convs: x and w are the descriptors' shapes of the forward conv's
+// input and filter. Zeroes output 0, then calls tap(in0, in1, out0, x_index, w_index, y_index)
+// for every multiply-add.
+template <typename Tap>
+Status run_conv(std::string_view kernel, const CpuArgs& args, const Shape& x, const Shape& w,
+                Tap tap) {
   NPUKIT_RETURN_IF_ERROR(float32_launch(kernel, args));
   auto g = conv_geometry(kernel, x, w, args.attrs);
-  if (g.ok()) std::fill_n(f32_out(args, 0), args.out_desc[0].elements(), 0.0f);
-  return g;
+  if (!g.ok()) return g.status();
+  const float *a = f32_in(args, 0), *b = f32_in(args, 1);
+  float* out = f32_out(args, 0);
+  std::fill_n(out, args.out_desc[0].elements(), 0.0f);
+  for_each_tap(*g, [&](int64_t xi, int64_t wi, int64_t yi) { tap(a, b, out, xi, wi, yi); });
+  return Status::Ok();
 }
 
+// Inputs x, w; output y.
 Status compute_conv(const CpuArgs& args) {
-  auto g = launch_geometry(kConv, args, args.in_desc[0].shape, args.in_desc[1].shape);
-  if (!g.ok()) return g.status();
-  const float *x = f32_in(args, 0), *w = f32_in(args, 1);
-  float* y = f32_out(args, 0);
-  for_each_tap(*g, [&](int64_t xi, int64_t wi, int64_t yi) { y[yi] += x[xi] * w[wi]; });
-  return Status::Ok();
+  return run_conv(kConv, args, args.in_desc[0].shape, args.in_desc[1].shape,
+                  [](const float* x, const float* w, float* y, int64_t xi, int64_t wi,
+                     int64_t yi) { y[yi] += x[xi] * w[wi]; });
 }
 
+// Inputs dy, w; output dx.
 Status compute_conv_input(const CpuArgs& args) {
-  auto g = launch_geometry(kConvInput, args, args.out_desc[0].shape, args.in_desc[1].shape);
-  if (!g.ok()) return g.status();
-  const float *dy = f32_in(args, 0), *w = f32_in(args, 1);
-  float* dx = f32_out(args, 0);
-  for_each_tap(*g, [&](int64_t xi, int64_t wi, int64_t yi) { dx[xi] += dy[yi] * w[wi]; });
-  return Status::Ok();
+  return run_conv(kConvInput, args, args.out_desc[0].shape, args.in_desc[1].shape,
+                  [](const float* dy, const float* w, float* dx, int64_t xi, int64_t wi,
+                     int64_t yi) { dx[xi] += dy[yi] * w[wi]; });
 }
 
+// Inputs x, dy; output dw.
 Status compute_conv_filter(const CpuArgs& args) {
-  auto g = launch_geometry(kConvFilter, args, args.in_desc[0].shape, args.out_desc[0].shape);
-  if (!g.ok()) return g.status();
-  const float *x = f32_in(args, 0), *dy = f32_in(args, 1);
-  float* dw = f32_out(args, 0);
-  for_each_tap(*g, [&](int64_t xi, int64_t wi, int64_t yi) { dw[wi] += dy[yi] * x[xi]; });
-  return Status::Ok();
+  return run_conv(kConvFilter, args, args.in_desc[0].shape, args.out_desc[0].shape,
+                  [](const float* x, const float* dy, float* dw, int64_t xi, int64_t wi,
+                     int64_t yi) { dw[wi] += dy[yi] * x[xi]; });
 }
 
 }  // namespace

@@ -79,8 +79,8 @@ Result<std::vector<int64_t>> transpose_perm(const Shape& s, const Attrs& attrs) 
     if (valid) seen[static_cast<std::size_t>(perm[d])] = true;
   }
   if (valid) return perm;
-  return shape_error(kTranspose, "perm " + dims_str(perm) + " is not a permutation of the dims: got " +
-                                     dims_str(s));
+  return shape_error(kTranspose, "perm " + dims_str(perm) +
+                                     " is not a permutation of the dims: got " + dims_str(s));
 }
 
 Result<std::vector<TensorDesc>> infer_transpose(const std::vector<TensorDesc>& in,
@@ -123,7 +123,8 @@ Status reshape_error(const Shape& in, const Shape& target) {
 
 // attr shape with its -1 (at most one) resolved against the element count of a static input.
 Result<Shape> reshape_target(const Shape& in, const Attrs& attrs) {
-  if (!attrs.has("shape")) return InvalidArgument(std::string(kReshape) + ": attr shape is required");
+  if (!attrs.has("shape"))
+    return InvalidArgument(std::string(kReshape) + ": attr shape is required");
   Shape target = attrs.get_ints("shape", {});
   auto inferred = std::find(target.begin(), target.end(), kDynamicDim);
   bool bad_dims = std::count(target.begin(), target.end(), kDynamicDim) > 1 ||
@@ -133,7 +134,10 @@ Result<Shape> reshape_target(const Shape& in, const Attrs& attrs) {
   int64_t known = 1;
   for (int64_t d : target) known *= d == kDynamicDim ? 1 : d;
   int64_t total = num_elements(in);
-  if (inferred == target.end()) return known == total ? Result<Shape>(target) : reshape_error(in, target);
+  if (inferred == target.end()) {
+    if (known != total) return reshape_error(in, target);
+    return target;
+  }
   if (known == 0 || total % known != 0) return reshape_error(in, target);
   *inferred = total / known;
   return target;
@@ -161,7 +165,8 @@ Status compute_reshape(const CpuArgs& args) {
 // ---- Cast ----
 
 Result<DType> cast_target(const Attrs& attrs) {
-  if (!attrs.has("dst_type")) return InvalidArgument(std::string(kCast) + ": attr dst_type is required");
+  if (!attrs.has("dst_type"))
+    return InvalidArgument(std::string(kCast) + ": attr dst_type is required");
   auto dtype = parse_dtype(attrs.get_string("dst_type", ""));
   if (!dtype.ok()) return InvalidArgument(std::string(kCast) + ": " + dtype.status().message());
   return dtype;
@@ -219,9 +224,10 @@ Status compute_cast(const CpuArgs& args) {
       return Status::Ok();
     }
   }
-  return InvalidArgument(std::string(kCast) +
-                         ": functional mode supports float32 <-> float16 and float32 <-> int32, got " +
-                         dtype_name(from) + " -> " + dtype_name(to));
+  return InvalidArgument(
+      std::string(kCast) +
+      ": functional mode supports float32 <-> float16 and float32 <-> int32, got " +
+      dtype_name(from) + " -> " + dtype_name(to));
 }
 
 }  // namespace

@@ -96,8 +96,9 @@ Result<int64_t> batch_norm_channels(std::string_view kernel, const std::vector<T
   for (std::size_t i = first_param; i < in.size(); ++i) {
     const Shape& p = in[i].shape;
     if (p.size() != 1 || !dims_match(p[0], channels)) {
-      return shape_error(kernel, "input " + std::to_string(i) + " must be [C] for x [N,C,...]: got " +
-                                     dims_str(x) + " and " + dims_str(p));
+      return shape_error(kernel, "input " + std::to_string(i) +
+                                     " must be [C] for x [N,C,...]: got " + dims_str(x) + " and " +
+                                     dims_str(p));
     }
     channels = merged_dim(channels, p[0]);
   }
@@ -145,14 +146,16 @@ struct Group {
 std::vector<Group> layer_norm_groups(const Shape& x, std::size_t axis) {
   AxisSplit s = split_at_axis(x, axis);  // rows = outer, row length = extent * inner
   std::vector<Group> groups;
-  for (int64_t r = 0; r < s.outer; ++r) groups.push_back({r * s.extent * s.inner, 1, s.extent * s.inner, 0, -1});
+  for (int64_t r = 0; r < s.outer; ++r)
+    groups.push_back({r * s.extent * s.inner, 1, s.extent * s.inner, 0, -1});
   return groups;
 }
 
 std::vector<Group> batch_norm_groups(const Shape& x) {
   AxisSplit s = split_at_axis(x, 1);  // [N, C, H*W...]
   std::vector<Group> groups;
-  for (int64_t c = 0; c < s.extent; ++c) groups.push_back({c * s.inner, s.outer, s.inner, s.extent * s.inner, c});
+  for (int64_t c = 0; c < s.extent; ++c)
+    groups.push_back({c * s.inner, s.outer, s.inner, s.extent * s.inner, c});
   return groups;
 }
 

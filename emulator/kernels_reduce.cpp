@@ -54,7 +54,8 @@ Shape reduced_shape(const Shape& s, const std::vector<bool>& reduced, bool keep_
 }
 
 template <typename Op>
-Result<std::vector<TensorDesc>> infer_reduce(const std::vector<TensorDesc>& in, const Attrs& attrs) {
+Result<std::vector<TensorDesc>> infer_reduce(const std::vector<TensorDesc>& in,
+                                             const Attrs& attrs) {
   NPUKIT_RETURN_IF_ERROR(check_input_count(Op::kName, in, 1));
   auto reduced = reduced_dims(Op::kName, in[0].shape, attrs);
   if (!reduced.ok()) return reduced.status();
@@ -82,7 +83,8 @@ Status compute_reduce(const CpuArgs& args) {
   auto out_at = strided_offsets(shape, strides);
   const float* x = f32_in(args, 0);
   std::vector<double> acc(static_cast<std::size_t>(args.out_desc[0].elements()), Op::kInit);
-  for (std::size_t i = 0; i < out_at.size(); ++i) acc[out_at[i]] = Op::combine(acc[out_at[i]], x[i]);
+  for (std::size_t i = 0; i < out_at.size(); ++i)
+    acc[out_at[i]] = Op::combine(acc[out_at[i]], x[i]);
   int64_t count = acc.empty() ? 0 : static_cast<int64_t>(out_at.size() / acc.size());
   float* y = f32_out(args, 0);
   for (std::size_t i = 0; i < acc.size(); ++i) y[i] = static_cast<float>(Op::finish(acc[i], count));

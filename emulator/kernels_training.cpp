@@ -51,7 +51,8 @@ Status check_softmax_ce_launch(const CpuArgs& args) {
   NPUKIT_RETURN_IF_ERROR(kern::check_buffers(kSoftmaxCe, args));
   NPUKIT_RETURN_IF_ERROR(kern::require_float32(kSoftmaxCe, args.in_desc[0].dtype));
   NPUKIT_RETURN_IF_ERROR(kern::check_index_dtype(kSoftmaxCe, "labels", args.in_desc[1].dtype));
-  for (const auto& d : args.out_desc) NPUKIT_RETURN_IF_ERROR(kern::require_float32(kSoftmaxCe, d.dtype));
+  for (const auto& d : args.out_desc)
+    NPUKIT_RETURN_IF_ERROR(kern::require_float32(kSoftmaxCe, d.dtype));
   return Status::Ok();
 }
 

@@ -16,11 +16,7 @@
 namespace npukit::emu {
 namespace {
 
-using ktest::all_near;
-using ktest::f32;
-using ktest::random_floats;
-using ktest::run;
-using ktest::run_f32;
+using namespace ktest;
 
 constexpr double kEps = 1e-5;
 constexpr double kForwardAbs = 1e-5, kGradAbs = 1e-4;
@@ -60,7 +56,8 @@ Vec ref_normalize(const Vec& x, const Vec& scale, const Vec& shift, int64_t grou
   for (int64_t g = 0; g < groups; ++g) {
     double mean = 0, var = 0;
     for (int64_t e = 0; e < size; ++e) mean += x[index(g, e)] / size;
-    for (int64_t e = 0; e < size; ++e) var += (x[index(g, e)] - mean) * (x[index(g, e)] - mean) / size;
+    for (int64_t e = 0; e < size; ++e)
+      var += (x[index(g, e)] - mean) * (x[index(g, e)] - mean) / size;
     for (int64_t e = 0; e < size; ++e) {
       int64_t k = index(g, e), p = param(g, e);
       y[k] = (x[k] - mean) / std::sqrt(var + kEps) * scale[p] + shift[p];
@@ -71,8 +68,9 @@ Vec ref_normalize(const Vec& x, const Vec& scale, const Vec& shift, int64_t grou
 
 // LayerNorm of rows x [rows, cols] over the last dim.
 Vec ref_layer_norm(const Vec& x, const Vec& gamma, const Vec& beta, int64_t rows, int64_t cols) {
-  return ref_normalize(x, gamma, beta, rows, cols, [&](int64_t r, int64_t c) { return r * cols + c; },
-                       [](int64_t, int64_t c) { return c; });
+  return ref_normalize(
+      x, gamma, beta, rows, cols, [&](int64_t r, int64_t c) { return r * cols + c; },
+      [](int64_t, int64_t c) { return c; });
 }
 
 // BatchNorm of x [n, channels, inner] per channel.
@@ -103,7 +101,8 @@ TEST(KernelsFunctional, LayerNormMatchesReferenceAndReturnsKeepdimStats) {
   std::mt19937 rng(20);
   NormCase c = make_case(rng, {2, 3, 8}, 24);
   Attrs attrs{{"begin_norm_axis", int64_t{1}}};  // normalise over [3,8]: 2 rows of 24
-  auto out = run("LayerNorm", {f32(c.x_shape, c.x), f32({3, 8}, c.scale), f32({3, 8}, c.shift)}, attrs);
+  auto out =
+      run("LayerNorm", {f32(c.x_shape, c.x), f32({3, 8}, c.scale), f32({3, 8}, c.shift)}, attrs);
   ASSERT_TRUE(out.ok()) << out.status().message();
   Vec y = ref_layer_norm(to_double(c.x), to_double(c.scale), to_double(c.shift), 2, 24);
   EXPECT_TRUE(all_near((*out)[0].values<float>(), y, kForwardAbs, 0));
@@ -112,7 +111,8 @@ TEST(KernelsFunctional, LayerNormMatchesReferenceAndReturnsKeepdimStats) {
   for (int64_t r = 0; r < 2; ++r) {
     double mean = 0, var = 0;
     for (int64_t e = 0; e < 24; ++e) mean += c.x[r * 24 + e] / 24.0;
-    for (int64_t e = 0; e < 24; ++e) var += (c.x[r * 24 + e] - mean) * (c.x[r * 24 + e] - mean) / 24.0;
+    for (int64_t e = 0; e < 24; ++e)
+      var += (c.x[r * 24 + e] - mean) * (c.x[r * 24 + e] - mean) / 24.0;
     EXPECT_NEAR((*out)[1].values<float>()[r], mean, kForwardAbs);
     EXPECT_NEAR((*out)[2].values<float>()[r], 1 / std::sqrt(var + kEps), kForwardAbs);
   }
@@ -126,11 +126,15 @@ TEST(KernelsFunctional, LayerNormGradMatchesFiniteDifferences) {
   auto grads = run("LayerNormGrad", {f32({4, 6}, c.dy), f32({4, 6}, c.x), f32({6}, c.scale),
                                      (*fwd)[1], (*fwd)[2]});
   ASSERT_TRUE(grads.ok()) << grads.status().message();
-  Vec x = to_double(c.x), gamma = to_double(c.scale), beta = to_double(c.shift), dy = to_double(c.dy);
+  Vec x = to_double(c.x), gamma = to_double(c.scale), beta = to_double(c.shift),
+      dy = to_double(c.dy);
   // Loss = <LayerNorm(x, gamma, beta), dy>; its gradients are dx, dgamma, dbeta.
-  auto dx = numeric_grad([&](const Vec& v) { return dot(ref_layer_norm(v, gamma, beta, 4, 6), dy); }, x);
-  auto dgamma = numeric_grad([&](const Vec& v) { return dot(ref_layer_norm(x, v, beta, 4, 6), dy); }, gamma);
-  auto dbeta = numeric_grad([&](const Vec& v) { return dot(ref_layer_norm(x, gamma, v, 4, 6), dy); }, beta);
+  auto dx =
+      numeric_grad([&](const Vec& v) { return dot(ref_layer_norm(v, gamma, beta, 4, 6), dy); }, x);
+  auto dgamma =
+      numeric_grad([&](const Vec& v) { return dot(ref_layer_norm(x, v, beta, 4, 6), dy); }, gamma);
+  auto dbeta =
+      numeric_grad([&](const Vec& v) { return dot(ref_layer_norm(x, gamma, v, 4, 6), dy); }, beta);
   EXPECT_TRUE(all_near((*grads)[0].values<float>(), dx, kGradAbs, 0));
   EXPECT_TRUE(all_near((*grads)[1].values<float>(), dgamma, kGradAbs, 0));
   EXPECT_TRUE(all_near((*grads)[2].values<float>(), dbeta, kGradAbs, 0));
@@ -141,15 +145,20 @@ TEST(KernelsFunctional, BatchNormMatchesReferenceAndGradMatchesFiniteDifferences
   NormCase c = make_case(rng, {2, 3, 2, 2}, 3);
   auto fwd = run("BatchNorm", {f32(c.x_shape, c.x), f32({3}, c.scale), f32({3}, c.shift)});
   ASSERT_TRUE(fwd.ok()) << fwd.status().message();
-  Vec x = to_double(c.x), scale = to_double(c.scale), offset = to_double(c.shift), dy = to_double(c.dy);
-  EXPECT_TRUE(all_near((*fwd)[0].values<float>(), ref_batch_norm(x, scale, offset, 2, 3, 4), kForwardAbs, 0));
+  Vec x = to_double(c.x), scale = to_double(c.scale), offset = to_double(c.shift),
+      dy = to_double(c.dy);
+  EXPECT_TRUE(all_near((*fwd)[0].values<float>(), ref_batch_norm(x, scale, offset, 2, 3, 4),
+                       kForwardAbs, 0));
   EXPECT_EQ((*fwd)[1].desc.shape, (Shape{3}));
-  auto grads = run("aten::native_batch_norm_backward",
-                   {f32(c.x_shape, c.dy), f32(c.x_shape, c.x), f32({3}, c.scale), (*fwd)[1], (*fwd)[2]});
+  auto grads = run("aten::native_batch_norm_backward", {f32(c.x_shape, c.dy), f32(c.x_shape, c.x),
+                                                        f32({3}, c.scale), (*fwd)[1], (*fwd)[2]});
   ASSERT_TRUE(grads.ok()) << grads.status().message();
-  auto dx = numeric_grad([&](const Vec& v) { return dot(ref_batch_norm(v, scale, offset, 2, 3, 4), dy); }, x);
-  auto dscale = numeric_grad([&](const Vec& v) { return dot(ref_batch_norm(x, v, offset, 2, 3, 4), dy); }, scale);
-  auto doffset = numeric_grad([&](const Vec& v) { return dot(ref_batch_norm(x, scale, v, 2, 3, 4), dy); }, offset);
+  auto dx = numeric_grad(
+      [&](const Vec& v) { return dot(ref_batch_norm(v, scale, offset, 2, 3, 4), dy); }, x);
+  auto dscale = numeric_grad(
+      [&](const Vec& v) { return dot(ref_batch_norm(x, v, offset, 2, 3, 4), dy); }, scale);
+  auto doffset = numeric_grad(
+      [&](const Vec& v) { return dot(ref_batch_norm(x, scale, v, 2, 3, 4), dy); }, offset);
   EXPECT_TRUE(all_near((*grads)[0].values<float>(), dx, kGradAbs, 0));
   EXPECT_TRUE(all_near((*grads)[1].values<float>(), dscale, kGradAbs, 0));
   EXPECT_TRUE(all_near((*grads)[2].values<float>(), doffset, kGradAbs, 0));
@@ -164,13 +173,15 @@ TEST(KernelsFunctional, SoftmaxCrossEntropyMatchesLogSumExpReference) {
     double sum = 0;
     for (int64_t j = 0; j < 5; ++j) sum += std::exp(static_cast<double>(logits[n * 5 + j]));
     loss.push_back(std::log(sum) - logits[n * 5 + labels[n]]);
-    for (int64_t j = 0; j < 5; ++j) backprop.push_back(std::exp(logits[n * 5 + j]) / sum - (j == labels[n]));
+    for (int64_t j = 0; j < 5; ++j)
+      backprop.push_back(std::exp(logits[n * 5 + j]) / sum - (j == labels[n]));
   }
   auto out = run("softmax_with_cross_entropy", {f32({4, 5}, logits), ktest::i32({4}, labels)});
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_TRUE(all_near((*out)[0].values<float>(), loss, kForwardAbs, 1e-6));
   EXPECT_TRUE(all_near((*out)[1].values<float>(), backprop, kForwardAbs, 1e-6));
-  auto bad = run("SoftmaxCrossEntropyWithLogits", {f32({4, 5}, logits), ktest::i64({4}, {0, 1, 5, 2})});
+  auto bad =
+      run("SoftmaxCrossEntropyWithLogits", {f32({4, 5}, logits), ktest::i64({4}, {0, 1, 5, 2})});
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(),
             "SoftmaxCrossEntropyWithLogits: label 5 in row 2 is out of range [0, 5)");
@@ -190,13 +201,17 @@ TEST(KernelsFunctional, ApplyAdamInPlaceMatchesReferenceOverSeveralSteps) {
   for (int64_t step = 1; step <= 5; ++step) {
     auto grad = random_floats(rng, n);
     Attrs attrs{{"lr", lr}, {"beta1", b1}, {"beta2", b2}, {"epsilon", eps}, {"step", step}};
-    CpuArgs args{{param.data(), m.data(), v.data(), grad.data()}, {param.data(), m.data(), v.data()},
-                 in_desc, out_desc, attrs};
+    CpuArgs args{{param.data(), m.data(), v.data(), grad.data()},
+                 {param.data(), m.data(), v.data()},
+                 in_desc,
+                 out_desc,
+                 attrs};
     ASSERT_TRUE(adam->compute(args).ok());
     for (int64_t i = 0; i < n; ++i) {
       ref_m[i] = b1 * ref_m[i] + (1 - b1) * grad[i];
       ref_v[i] = b2 * ref_v[i] + (1 - b2) * grad[i] * grad[i];
-      double m_hat = ref_m[i] / (1 - std::pow(b1, step)), v_hat = ref_v[i] / (1 - std::pow(b2, step));
+      double m_hat = ref_m[i] / (1 - std::pow(b1, step)),
+             v_hat = ref_v[i] / (1 - std::pow(b2, step));
       ref_p[i] -= lr * m_hat / (std::sqrt(v_hat) + eps);
     }
   }

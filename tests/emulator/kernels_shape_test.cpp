@@ -56,8 +56,10 @@ TEST(KernelsShape, MatMulShapesFollowTransposes) {
   EXPECT_EQ(shapes("MatMulV2", {f32({2, 3}), f32({3, 4})}), (std::vector<Shape>{{2, 4}}));
   Attrs both{{"transpose_a", int64_t{1}}, {"transpose_b", int64_t{1}}};
   EXPECT_EQ(shapes("MatMulV2", {f32({3, 2}), f32({4, 3})}, both), (std::vector<Shape>{{2, 4}}));
-  EXPECT_EQ(shapes("BatchMatMulV2", {f32({5, 2, 3}), f32({5, 3, 4})}), (std::vector<Shape>{{5, 2, 4}}));
-  EXPECT_EQ(shapes("BatchMatMulV2", {f32({5, 6, 2, 3}), f32({3, 4})}), (std::vector<Shape>{{5, 6, 2, 4}}));
+  EXPECT_EQ(shapes("BatchMatMulV2", {f32({5, 2, 3}), f32({5, 3, 4})}),
+            (std::vector<Shape>{{5, 2, 4}}));
+  EXPECT_EQ(shapes("BatchMatMulV2", {f32({5, 6, 2, 3}), f32({3, 4})}),
+            (std::vector<Shape>{{5, 6, 2, 4}}));
   // A dynamic dim skips its check and flows into the dims it determines.
   EXPECT_EQ(shapes("MatMulV2", {f32({-1, 3}), f32({-1, 4})}), (std::vector<Shape>{{-1, 4}}));
 }
@@ -71,7 +73,8 @@ TEST(KernelsShape, MismatchedMatMulNamesKernelAndBothShapes) {
   EXPECT_TRUE(contains(m, "[2,3]") && contains(m, "[4,5]")) << m;
   auto batch = registry().resolve("BatchMatMulV2", {f32({2, 2, 3}), f32({3, 3, 4})}, {});
   ASSERT_FALSE(batch.ok());
-  EXPECT_TRUE(contains(batch.status().message(), "[2,2,3] and [3,3,4]")) << batch.status().message();
+  EXPECT_TRUE(contains(batch.status().message(), "[2,2,3] and [3,3,4]"))
+      << batch.status().message();
   EXPECT_EQ(registry().resolve("MatMulV2", {f32({2, 3, 4}), f32({4, 5})}, {}).status().code(),
             Code::kShapeInference);
 }
@@ -130,7 +133,8 @@ TEST(KernelsShape, ConvOutputSizeAndGradientShapes) {
   Attrs bp_filter = Attrs(attrs).set("filter_size", std::vector<int64_t>{6, 2, 3, 3});
   EXPECT_EQ(shapes("Conv2DBackpropFilter", {f32({8, 4, 32, 31}), f32({8, 6, 16, 16})}, bp_filter),
             (std::vector<Shape>{{6, 2, 3, 3}}));
-  auto wrong_dy = infer("Conv2DBackpropFilter", {f32({8, 4, 32, 31}), f32({8, 6, 15, 16})}, bp_filter);
+  auto wrong_dy =
+      infer("Conv2DBackpropFilter", {f32({8, 4, 32, 31}), f32({8, 6, 15, 16})}, bp_filter);
   EXPECT_EQ(wrong_dy.status().code(), Code::kShapeInference);
   auto missing = infer("Conv2DBackpropInput", {f32({8, 6, 16, 16}), f32({6, 2, 3, 3})}, attrs);
   EXPECT_TRUE(contains(missing.status().message(), "input_size")) << missing.status().message();
@@ -145,7 +149,8 @@ TEST(KernelsShape, ElementwiseBroadcastAndDynamicDims) {
   EXPECT_EQ(shapes("RealDiv", {f32({-1, 4}), f32({1})}), (std::vector<Shape>{{-1, 4}}));
   EXPECT_EQ(shapes("Sub", {f32({-1, 4}), f32({5, 1})}), (std::vector<Shape>{{5, 4}}));
   auto bad = infer("Add", {f32({2, 3}), f32({4})});
-  EXPECT_EQ(bad.status().message(), "ShapeInferenceError: Add: shapes are not broadcastable: got [2,3] and [4]");
+  EXPECT_EQ(bad.status().message(),
+            "ShapeInferenceError: Add: shapes are not broadcastable: got [2,3] and [4]");
   EXPECT_EQ(infer("ReluGrad", {f32({2, 3}), f32({3, 2})}).status().code(), Code::kShapeInference);
 }
 
@@ -159,7 +164,8 @@ TEST(KernelsShape, ReductionsNormsAndLayout) {
             (std::vector<Shape>{{2, 3, 8}, {2, 3, 1}, {2, 3, 1}}));
   EXPECT_EQ(shapes("BatchNorm", {f32({2, 3, 4, 4}), f32({3}), f32({3})}),
             (std::vector<Shape>{{2, 3, 4, 4}, {3}, {3}}));
-  EXPECT_EQ(infer("LayerNorm", {f32({2, 8}), f32({7}), f32({8})}).status().code(), Code::kShapeInference);
+  EXPECT_EQ(infer("LayerNorm", {f32({2, 8}), f32({7}), f32({8})}).status().code(),
+            Code::kShapeInference);
   EXPECT_EQ(shapes("Transpose", {f32({2, -1, 4})}, {{"perm", std::vector<int64_t>{2, 0, 1}}}),
             (std::vector<Shape>{{4, 2, -1}}));
   EXPECT_EQ(shapes("SoftmaxCrossEntropyWithLogits", {f32({4, 10}), {{4}, DType::kInt64}}),
@@ -174,14 +180,17 @@ TEST(KernelsShape, ReshapeInfersOneDimAndPropagatesDynamicInput) {
             (std::vector<Shape>{{6, 4}}));
   EXPECT_EQ(shapes("Reshape", {f32({-1, 3, 4})}, {{"shape", std::vector<int64_t>{-1, 12}}}),
             (std::vector<Shape>{{-1, 12}}));
-  auto resolved = registry().resolve("reshape", {f32({2, 3, 4})}, {{"shape", std::vector<int64_t>{4, -1}}});
+  auto resolved =
+      registry().resolve("reshape", {f32({2, 3, 4})}, {{"shape", std::vector<int64_t>{4, -1}}});
   ASSERT_TRUE(resolved.ok()) << resolved.status().message();  // the attr -1 is not dynamic
   EXPECT_EQ(resolved->cost.flops, 0);
   EXPECT_EQ(resolved->cost.bytes, 0);
-  EXPECT_EQ(infer("Reshape", {f32({2, 3})}, {{"shape", std::vector<int64_t>{4, -1}}}).status().code(),
-            Code::kShapeInference);
-  EXPECT_EQ(infer("Reshape", {f32({2, 3})}, {{"shape", std::vector<int64_t>{-1, -1}}}).status().code(),
-            Code::kShapeInference);
+  EXPECT_EQ(
+      infer("Reshape", {f32({2, 3})}, {{"shape", std::vector<int64_t>{4, -1}}}).status().code(),
+      Code::kShapeInference);
+  EXPECT_EQ(
+      infer("Reshape", {f32({2, 3})}, {{"shape", std::vector<int64_t>{-1, -1}}}).status().code(),
+      Code::kShapeInference);
 }
 
 TEST(KernelsShape, CostsFollowTheDocumentedFormulas) {

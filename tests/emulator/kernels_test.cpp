@@ -16,11 +16,7 @@
 namespace npukit::emu {
 namespace {
 
-using ktest::all_near;
-using ktest::f32;
-using ktest::random_floats;
-using ktest::run;
-using ktest::run_f32;
+using namespace ktest;
 
 constexpr double kSumAbs = 1e-4, kSumRel = 1e-5;
 constexpr double kFnAbs = 1e-6, kFnRel = 1e-5;
@@ -165,15 +161,17 @@ TEST(KernelsFunctional, Conv2DBackpropKernelsAreAdjointsOfTheForwardConv) {
 TEST(KernelsFunctional, AddBroadcastsLikeNumPy) {
   std::mt19937 rng(5);
   auto a = random_floats(rng, 24);
-  auto trailing = random_floats(rng, 4), column = random_floats(rng, 3), scalar = random_floats(rng, 1);
+  auto trailing = random_floats(rng, 4), column = random_floats(rng, 3),
+       scalar = random_floats(rng, 1);
   std::vector<double> with_trailing, with_column, with_scalar, outer;
+  // One correctly rounded float32 operation per element: the results must be identical.
   for (int64_t i = 0; i < 24; ++i) {
-    with_trailing.push_back(a[i] + static_cast<double>(trailing[i % 4]));
-    with_column.push_back(a[i] + static_cast<double>(column[(i / 4) % 3]));
-    with_scalar.push_back(a[i] * static_cast<double>(scalar[0]));
+    with_trailing.push_back(a[i] + trailing[i % 4]);
+    with_column.push_back(a[i] + column[(i / 4) % 3]);
+    with_scalar.push_back(a[i] * scalar[0]);
   }
   for (int64_t i = 0; i < 3; ++i)
-    for (int64_t j = 0; j < 4; ++j) outer.push_back(column[i] - static_cast<double>(trailing[j]));
+    for (int64_t j = 0; j < 4; ++j) outer.push_back(column[i] - trailing[j]);
   Shape s{2, 3, 4};
   EXPECT_TRUE(all_near(run_f32("Add", {f32(s, a), f32({4}, trailing)}), with_trailing, 0, 0));
   EXPECT_TRUE(all_near(run_f32("aten::add", {f32(s, a), f32({3, 1}, column)}), with_column, 0, 0));
@@ -202,15 +200,19 @@ TEST(KernelsFunctional, ActivationsMatchTheirFormulas) {
 TEST(KernelsFunctional, ActivationGradsMatchDerivatives) {
   std::mt19937 rng(7);
   auto x = random_floats(rng, 32, -3.0f, 3.0f), dy = random_floats(rng, 32);
-  auto gelu = [](double v) { return 0.5 * v * (1 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v))); };
+  auto gelu = [](double v) {
+    return 0.5 * v * (1 + std::tanh(0.7978845608 * (v + 0.044715 * v * v * v)));
+  };
   std::vector<double> gelu_grad, relu_grad;
   for (std::size_t i = 0; i < x.size(); ++i) {
     double h = 1e-5;  // truncation ~h^2, rounding ~1e-16/h: both far below the tolerance
     gelu_grad.push_back(dy[i] * (gelu(x[i] + h) - gelu(x[i] - h)) / (2 * h));
     relu_grad.push_back(x[i] > 0 ? dy[i] : 0.0);
   }
-  EXPECT_TRUE(all_near(run_f32("GeluGrad", {f32({32}, dy), f32({32}, x)}), gelu_grad, kFnAbs, kFnRel));
-  EXPECT_TRUE(all_near(run_f32("aten::threshold_backward", {f32({32}, dy), f32({32}, x)}), relu_grad, 0, 0));
+  EXPECT_TRUE(
+      all_near(run_f32("GeluGrad", {f32({32}, dy), f32({32}, x)}), gelu_grad, kFnAbs, kFnRel));
+  EXPECT_TRUE(all_near(run_f32("aten::threshold_backward", {f32({32}, dy), f32({32}, x)}),
+                       relu_grad, 0, 0));
 }
 
 // Softmax of [2,3,4] along `axis` in double.
@@ -221,7 +223,8 @@ std::vector<double> ref_softmax(const std::vector<float>& x, int axis) {
   for (int64_t i = 0; i < 24; ++i) {
     int64_t first = i - ((i / stride) % dims[axis]) * stride;  // same row, index 0 on the axis
     double sum = 0;
-    for (int64_t j = 0; j < dims[axis]; ++j) sum += std::exp(static_cast<double>(x[first + j * stride]));
+    for (int64_t j = 0; j < dims[axis]; ++j)
+      sum += std::exp(static_cast<double>(x[first + j * stride]));
     y[i] = std::exp(static_cast<double>(x[i])) / sum;
   }
   return y;
@@ -327,7 +330,8 @@ TEST(KernelsFunctional, CastFloat16RoundTrip) {
 }
 
 TEST(KernelsFunctional, CastFloat32ToInt32TruncatesTowardZero) {
-  auto out = run("Cast", {f32({4}, {2.7f, -2.7f, 0.5f, 3e10f})}, {{"dst_type", std::string("int32")}});
+  auto out =
+      run("Cast", {f32({4}, {2.7f, -2.7f, 0.5f, 3e10f})}, {{"dst_type", std::string("int32")}});
   ASSERT_TRUE(out.ok()) << out.status().message();
   EXPECT_EQ((*out)[0].values<int32_t>(), (std::vector<int32_t>{2, -2, 0, 2147483647}));
   auto unsupported = run("Cast", {f32({1}, {1.0f})}, {{"dst_type", std::string("int8")}});

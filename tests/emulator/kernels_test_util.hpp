@@ -64,7 +64,8 @@ inline Result<std::vector<HostTensor>> run(std::string_view op,
     return InternalError(resolved->kernel->name + " has no CPU implementation");
   }
   std::vector<HostTensor> outputs;
-  for (const auto& d : resolved->outputs) outputs.push_back({d, std::vector<unsigned char>(d.bytes())});
+  for (const auto& d : resolved->outputs)
+    outputs.push_back({d, std::vector<unsigned char>(d.bytes())});
   std::vector<const void*> in_ptrs;
   std::vector<void*> out_ptrs;
   for (const auto& t : inputs) in_ptrs.push_back(t.bytes.data());
