@@ -12,15 +12,20 @@
 
 #include "emulator/cost_model.hpp"
 #include "emulator/device_memory.hpp"
+#include "emulator/health.hpp"
 #include "emulator/spec.hpp"
 
 namespace npukit::emu {
 
 struct DeviceCounters {
-  Nanos aicore_busy_core_ns = 0;  // sum over AI cores of busy time (cube + vector kernels)
+  // Busy time summed over cores, integrated continuously (exact at any instant, also mid-task).
+  Nanos aicore_busy_core_ns = 0;  // cube + vector kernels
   Nanos cube_busy_core_ns = 0;
   Nanos vector_busy_core_ns = 0;
   Nanos aicpu_busy_core_ns = 0;
+  double hbm_bytes_flow = 0;   // HBM bytes moved so far, spread evenly over each task's run
+  double pcie_bytes_flow = 0;  // PCIe bytes (both directions) likewise
+  double energy_j = 0;         // integrated by the physics model
   double flops_total = 0;          // arithmetic done by kernels
   uint64_t hbm_bytes_total = 0;    // HBM traffic of kernels and D2D copies
   uint64_t pcie_h2d_bytes_total = 0;
@@ -28,7 +33,39 @@ struct DeviceCounters {
   uint64_t kernels_total = 0;
   uint64_t aicpu_kernels_total = 0;
   uint64_t copies_total = 0;
+  uint64_t collectives_total = 0;
 };
+
+// What a running task occupies, for continuous accounting.
+struct Activity {
+  Unit unit = Unit::kVector;
+  uint32_t cores = 0;            // AI cores or AI CPUs (0 for copies)
+  double hbm_bytes_per_ns = 0;
+  double pcie_bytes_per_ns = 0;
+};
+
+// The latest physics sample (physics.cpp writes it every tick).
+struct DeviceSensors {
+  double power_w = 0;
+  double temperature_c = 0;
+  double hbm_temperature_c = 0;
+  double ambient_c = 0;
+  double power_limit_w = 0;
+  uint32_t throttle_reasons = 0;  // ThrottleReason bits
+  // Utilizations over the sliding window, fractions in [0, 1].
+  double aicore_util = 0;
+  double cube_util = 0;
+  double vector_util = 0;
+  double aicpu_util = 0;
+  double hbm_bw_util = 0;
+  double pcie_bw_util = 0;
+  double link_bw_util = 0;
+};
+
+namespace throttle_reason {
+inline constexpr uint32_t kThermal = 1;
+inline constexpr uint32_t kPowerLimit = 2;
+}  // namespace throttle_reason
 
 // Small deterministic generator (SplitMix64) for duration jitter: cheap enough for the hot path.
 class SplitMix64 {
@@ -57,6 +94,18 @@ class Device {
   const DeviceMemory& memory() const { return memory_; }
   DeviceCounters& counters() { return counters_; }
   const DeviceCounters& counters() const { return counters_; }
+  DeviceSensors& sensors() { return sensors_; }
+  const DeviceSensors& sensors() const { return sensors_; }
+  DeviceHealth& health() { return health_; }
+  const DeviceHealth& health() const { return health_; }
+  ThermalLimits thermal_limits() const { return {spec_->thermal.throttle_c, spec_->thermal.shutdown_c}; }
+  Health health_state() const { return health_.health(sensors_.temperature_c, thermal_limits()); }
+
+  // Continuous accounting of running work: begin/end bracket each task; account() integrates
+  // busy time and traffic up to `now` (called on every change and before every sample).
+  void begin(const Activity& a, Nanos now);
+  void end(const Activity& a, Nanos now);
+  void account(Nanos now);
 
   // The AI-core clock; DVFS lowers it. Compute time scales with max / current.
   int clock_mhz() const { return clock_mhz_; }
@@ -91,6 +140,15 @@ class Device {
   std::array<bool, 3> copy_busy_{};
   std::vector<uint32_t> waiting_;
   SplitMix64 rng_;
+  DeviceSensors sensors_;
+  DeviceHealth health_;
+  // Currently running work.
+  uint32_t running_cube_ = 0;
+  uint32_t running_vector_ = 0;
+  uint32_t running_aicpu_ = 0;
+  double running_hbm_rate_ = 0;
+  double running_pcie_rate_ = 0;
+  Nanos accounted_to_ = 0;
 };
 
 }  // namespace npukit::emu

@@ -10,12 +10,14 @@ const char* task_kind_name(TaskKind k) {
     case TaskKind::kMemcpy: return "memcpy";
     case TaskKind::kEventRecord: return "event_record";
     case TaskKind::kEventWait: return "event_wait";
+    case TaskKind::kCollective: return "collective";
   }
   return "?";
 }
 
-Engine::Engine(Scheduler& scheduler, std::vector<Device>& devices, double jitter)
-    : scheduler_(scheduler), devices_(devices), jitter_(jitter) {
+Engine::Engine(Scheduler& scheduler, std::vector<Device>& devices, double jitter,
+               Nanos task_timeout_ns)
+    : scheduler_(scheduler), devices_(devices), jitter_(jitter), task_timeout_ns_(task_timeout_ns) {
   complete_kind_ = scheduler_.add_handler([this](const SimEvent& e) { on_complete(e); });
 }
 
@@ -113,20 +115,69 @@ void Engine::advance(uint32_t s) {
 bool Engine::try_start(uint32_t s, Task& head) {
   Stream& st = streams_[s];
   Device& dev = devices_[st.device];
-  Nanos duration;
+  if (head.kind == TaskKind::kCollective) {
+    st.running = true;
+    st.started_at = scheduler_.now();
+    st.activity = Activity{};
+    collectives_->arrive(s, head);
+    return true;
+  }
+  if (dev.health().lost()) {  // nothing runs on a device that fell off the bus
+    st.running = true;
+    st.started_at = scheduler_.now();
+    st.activity = Activity{};
+    st.head_error = Status(Code::kUnavailable, "device " + std::to_string(st.device) +
+                                                   " lost (error code 0xFFFFFFFF)");
+    scheduler_.post(scheduler_.now(), complete_kind_, s);
+    return true;
+  }
   if (head.kind == TaskKind::kKernel) {
     if (!dev.acquire_cores(head.unit, head.timing.cores)) return false;
-    duration = kernel_duration(head.timing, dev.clock_ratio());
   } else {
     if (dev.copy_engine_busy(head.copy)) return false;
     dev.set_copy_engine_busy(head.copy, true);
-    duration = copy_duration(dev.spec(), head.copy, head.bytes);
   }
-  duration = dev.jittered(duration, jitter_);
+  Nanos duration = start_duration(st, dev, head);
   st.running = true;
   st.started_at = scheduler_.now();
+  dev.begin(st.activity, scheduler_.now());
   scheduler_.post(scheduler_.now() + duration, complete_kind_, s);
   return true;
+}
+
+// The duration of a task that got its resources, and what it occupies meanwhile.
+Nanos Engine::start_duration(Stream& st, Device& dev, Task& head) {
+  Nanos duration;
+  st.activity = Activity{};
+  if (head.kind == TaskKind::kKernel) {
+    if (dev.health().hung() && head.unit != Unit::kAiCpu) {
+      st.head_error = Status(
+          Code::kUnavailable,
+          "AI Core task timeout: task " + std::to_string(head.id) + " (" + head.kernel->name +
+              ") on device " + std::to_string(st.device) + " did not finish within " +
+              std::to_string(task_timeout_ns_ / 1'000'000) + " ms (error code 0x80CB8009)");
+      duration = task_timeout_ns_;
+    } else {
+      duration = dev.jittered(kernel_duration(head.timing, dev.clock_ratio()), jitter_);
+    }
+    st.activity.unit = head.unit;
+    st.activity.cores = head.timing.cores;
+    st.activity.hbm_bytes_per_ns = static_cast<double>(head.bytes) / static_cast<double>(duration);
+  } else {
+    duration = dev.jittered(copy_duration(dev.spec(), head.copy, head.bytes), jitter_);
+    double rate = static_cast<double>(head.bytes) / static_cast<double>(duration);
+    if (head.copy == CopyKind::kDeviceToDevice) st.activity.hbm_bytes_per_ns = 2 * rate;
+    else st.activity.pcie_bytes_per_ns = rate;
+  }
+  return std::max<Nanos>(duration, 1);
+}
+
+void Engine::finish_head(uint32_t stream, Nanos at, Status status, const Activity& activity) {
+  Stream& st = streams_[stream];
+  st.head_error = std::move(status);
+  st.activity = activity;
+  devices_[st.device].begin(activity, scheduler_.now());
+  scheduler_.post(at, complete_kind_, stream);
 }
 
 void Engine::on_complete(const SimEvent& e) {
@@ -136,31 +187,33 @@ void Engine::on_complete(const SimEvent& e) {
   Task task = std::move(st.queue.front());
   st.queue.pop_front();
   st.running = false;
-  Nanos busy = scheduler_.now() - st.started_at;
   DeviceCounters& c = dev.counters();
+  dev.end(st.activity, scheduler_.now());
+  bool failed = !st.head_error.ok();
+  if (failed && st.error.ok()) st.error = st.head_error;
+  if (failed && task.kind == TaskKind::kKernel && dev.health().hung()) dev.health().note_task_timeout();
+  st.head_error = Status::Ok();
   if (task.kind == TaskKind::kKernel) {
-    dev.release_cores(task.unit, task.timing.cores);
-    Nanos core_ns = busy * task.timing.cores;
-    if (task.unit == Unit::kAiCpu) {
-      c.aicpu_busy_core_ns += core_ns;
-      ++c.aicpu_kernels_total;
-    } else {
-      c.aicore_busy_core_ns += core_ns;
-      (task.unit == Unit::kCube ? c.cube_busy_core_ns : c.vector_busy_core_ns) += core_ns;
+    if (!dev.health().lost()) dev.release_cores(task.unit, task.timing.cores);
+    ++(task.unit == Unit::kAiCpu ? c.aicpu_kernels_total : c.kernels_total);
+    if (!failed) {
+      c.flops_total += task.flops;
+      c.hbm_bytes_total += task.bytes;
     }
-    c.flops_total += task.flops;
-    c.hbm_bytes_total += task.bytes;
-    ++c.kernels_total;
-  } else {
-    dev.set_copy_engine_busy(task.copy, false);
+  } else if (task.kind == TaskKind::kMemcpy) {
+    if (!dev.health().lost()) dev.set_copy_engine_busy(task.copy, false);
     ++c.copies_total;
     if (task.copy == CopyKind::kHostToDevice) c.pcie_h2d_bytes_total += task.bytes;
     if (task.copy == CopyKind::kDeviceToHost) c.pcie_d2h_bytes_total += task.bytes;
     if (task.copy == CopyKind::kDeviceToDevice) c.hbm_bytes_total += 2 * task.bytes;
+  } else {
+    ++c.collectives_total;
   }
   if (task.payload != kNoPayload) {
-    Status status = payloads_[task.payload]();
-    if (!status.ok() && st.error.ok()) st.error = std::move(status);
+    if (!failed) {
+      Status status = payloads_[task.payload]();
+      if (!status.ok() && st.error.ok()) st.error = std::move(status);
+    }
     payloads_[task.payload] = nullptr;
     free_payloads_.push_back(task.payload);
   }
@@ -193,6 +246,7 @@ void Engine::notify(const Stream& s, const Task& t, Nanos start, Nanos end) {
   r.unit = t.unit;
   r.copy = t.copy;
   r.kernel = t.kernel;
+  if (t.kind == TaskKind::kCollective && collectives_ != nullptr) r.label = collectives_->label(t);
   r.cores = t.kind == TaskKind::kKernel ? t.timing.cores : 0;
   r.flops = t.flops;
   r.bytes = t.bytes;

@@ -24,7 +24,7 @@
 
 namespace npukit::emu {
 
-enum class TaskKind : uint8_t { kKernel, kMemcpy, kEventRecord, kEventWait };
+enum class TaskKind : uint8_t { kKernel, kMemcpy, kEventRecord, kEventWait, kCollective };
 const char* task_kind_name(TaskKind k);
 
 inline constexpr uint32_t kNoPayload = UINT32_MAX;
@@ -38,6 +38,7 @@ struct Task {
   uint64_t event_target = 0;  // wait: the record count that satisfies it
   uint32_t block_dim = 0;
   uint32_t payload = kNoPayload;  // functional work to run at completion
+  uint32_t collective = 0;        // kCollective: the call's index in the CollectiveHub
   const KernelDef* kernel = nullptr;
   KernelTiming timing;
   double flops = 0;
@@ -56,6 +57,7 @@ struct TaskRecord {
   Unit unit = Unit::kVector;
   CopyKind copy = CopyKind::kHostToDevice;
   const KernelDef* kernel = nullptr;
+  const char* label = nullptr;  // collectives: "hcom_allReduce_", ...
   uint32_t cores = 0;
   double flops = 0;
   uint64_t bytes = 0;
@@ -70,11 +72,25 @@ class TaskObserver {
   virtual void on_task_end(const TaskRecord& record) = 0;
 };
 
+// Receives collective tasks when they reach the head of their stream (collectives.hpp).
+class CollectiveSink {
+ public:
+  virtual ~CollectiveSink() = default;
+  virtual void arrive(uint32_t stream, const Task& task) = 0;
+  virtual const char* label(const Task& task) const = 0;
+};
+
 class Engine {
  public:
   // `jitter`: relative spread of kernel and copy durations (0 = exact), drawn per device from
   // a generator seeded by the node's seed, so equal seeds give equal timelines.
-  Engine(Scheduler& scheduler, std::vector<Device>& devices, double jitter);
+  // `task_timeout_ns`: how long a task on a hung AI Core runs before it fails.
+  Engine(Scheduler& scheduler, std::vector<Device>& devices, double jitter, Nanos task_timeout_ns);
+
+  void set_collective_sink(CollectiveSink* sink) { collectives_ = sink; }
+  // Completes the (collective) head task of `stream` at `at`; a non-ok status becomes the
+  // stream's sticky error. `activity` is what the task occupied on its device until then.
+  void finish_head(uint32_t stream, Nanos at, Status status, const Activity& activity);
 
   uint32_t create_stream(int device, uint32_t pid);
   uint32_t create_event(int device);
@@ -91,6 +107,7 @@ class Engine {
   uint32_t add_payload(std::function<Status()> work);
 
   bool stream_idle(uint32_t stream) const { return streams_[stream].queue.empty(); }
+  std::size_t stream_depth(uint32_t stream) const { return streams_[stream].queue.size(); }
   bool event_reached(uint32_t event, uint64_t target) const {
     return events_[event].completed >= target;
   }
@@ -110,7 +127,9 @@ class Engine {
     bool running = false;
     bool waiting = false;  // in its device's resource queue
     Nanos started_at = 0;
-    Status error;
+    Activity activity;  // what the running head task occupies
+    Status head_error;  // set when the running head task will fail
+    Status error;       // sticky: reported by the next synchronize
   };
   struct Event {
     int device = 0;
@@ -123,11 +142,14 @@ class Engine {
   bool try_start(uint32_t stream, Task& head);
   void on_complete(const SimEvent& e);
   void retry_waiting(Device& device);
+  Nanos start_duration(Stream& st, Device& dev, Task& head);
   void notify(const Stream& s, const Task& t, Nanos start, Nanos end);
 
   Scheduler& scheduler_;
   std::vector<Device>& devices_;
   double jitter_;
+  Nanos task_timeout_ns_;
+  CollectiveSink* collectives_ = nullptr;
   uint32_t complete_kind_;
   std::vector<Stream> streams_;
   std::vector<Event> events_;

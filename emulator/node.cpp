@@ -10,6 +10,7 @@ Result<std::unique_ptr<Node>> Node::create(const NodeOptions& options) {
   auto spec = load_node_spec(options.spec);
   if (!spec.ok()) return spec.status();
   if (options.speed <= 0) return InvalidArgument("speed must be > 0, got " + std::to_string(options.speed));
+  if (options.task_timeout_ns <= 0) return InvalidArgument("task timeout must be > 0");
   if (options.jitter < 0 || options.jitter > 0.5) {
     return InvalidArgument("jitter must be in [0, 0.5], got " + std::to_string(options.jitter));
   }
@@ -21,7 +22,11 @@ Node::Node(NodeSpec spec, NodeOptions options) : spec_(std::move(spec)), options
   for (int i = 0; i < spec_.device_count(); ++i) {
     devices_.emplace_back(i, spec_.device_spec, spec_.bus_ids[i], options_.functional, options_.seed);
   }
-  engine_ = std::make_unique<Engine>(scheduler_, devices_, options_.jitter);
+  engine_ = std::make_unique<Engine>(scheduler_, devices_, options_.jitter, options_.task_timeout_ns);
+  fabric_ = std::make_unique<Fabric>(spec_);
+  collectives_ = std::make_unique<CollectiveHub>(*engine_, scheduler_, devices_, *fabric_);
+  physics_ = std::make_unique<Physics>(scheduler_, devices_);
+  if (options_.physics) physics_->start();
   if (options_.mode == TimeMode::kPaced) scheduler_.set_paced(options_.speed);
 }
 
@@ -47,6 +52,86 @@ void Node::destroy_context(Context* ctx) {
   if (it == contexts_.end()) return;
   (*it)->release_all();
   contexts_.erase(it);
+}
+
+}  // namespace npukit::emu
+
+namespace npukit::emu {
+
+Result<CommId> Node::create_communicator(std::string name, const std::vector<Context*>& ranks,
+                                         CollectiveAlgo algo) {
+  std::vector<int> devices;
+  for (const Context* c : ranks) devices.push_back(c->device());
+  return collectives_->create_communicator(std::move(name), std::move(devices), algo);
+}
+
+namespace {
+
+// HCCS topologies take a device's HCCS links down; a PCIe-only node its PCIe peer links.
+void set_links(Fabric& fabric, int device, bool up) {
+  bool has_hccs = false;
+  for (const Link& l : fabric.links()) {
+    has_hccs = has_hccs || (l.kind == LinkKind::kHccs && (l.src == device || l.dst == device));
+  }
+  for (const Link& l : fabric.links()) {
+    bool touches = l.src == device || l.dst == device;
+    if (touches && (l.kind == LinkKind::kHccs) == has_hccs) fabric.link(l.id).up = up;
+  }
+}
+
+}  // namespace
+
+Status Node::inject_fault(int device, FaultKind kind) {
+  NPUKIT_RETURN_IF_ERROR(check_device(device));
+  devices_[device].health().inject(kind);
+  if (kind == FaultKind::kLinkDown) set_links(*fabric_, device, false);
+  return Status::Ok();
+}
+
+Status Node::clear_faults(int device) {
+  NPUKIT_RETURN_IF_ERROR(check_device(device));
+  devices_[device].health().clear();
+  set_links(*fabric_, device, true);
+  return Status::Ok();
+}
+
+Status Node::reset_device(int device) {
+  NPUKIT_RETURN_IF_ERROR(check_device(device));
+  Device& d = devices_[device];
+  d.health().reset();
+  set_links(*fabric_, device, true);
+  d.set_clock_mhz(d.spec().aicore_clock.max_mhz);
+  d.sensors().throttle_reasons = 0;
+  return Status::Ok();
+}
+
+Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
+  for (const FaultEvent& f : timeline) {
+    NPUKIT_RETURN_IF_ERROR(check_device(f.device));
+    if (f.at < 0) return InvalidArgument("fault time must be >= 0");
+  }
+  for (const FaultEvent& f : timeline) {
+    scheduler_.post_callback(f.at, [this, f] {
+      switch (f.action) {
+        case FaultEvent::Action::kInject: (void)inject_fault(f.device, f.kind); break;
+        case FaultEvent::Action::kClear: (void)clear_faults(f.device); break;
+        case FaultEvent::Action::kReset: (void)reset_device(f.device); break;
+      }
+    }, /*background=*/true);
+  }
+  return Status::Ok();
+}
+
+Status Node::set_power_limit(int device, double watts) {
+  NPUKIT_RETURN_IF_ERROR(check_device(device));
+  double tdp = devices_[device].spec().power.tdp_w;
+  if (!(watts > 0 && watts <= tdp)) {
+    return InvalidArgument("power limit " + std::to_string(static_cast<int>(watts)) +
+                           " W is out of range (0, " + std::to_string(static_cast<int>(tdp)) + "] for device " +
+                           std::to_string(device));
+  }
+  physics_->set_power_limit(device, watts);
+  return Status::Ok();
 }
 
 }  // namespace npukit::emu

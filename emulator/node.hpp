@@ -16,8 +16,12 @@
 #include <vector>
 
 #include "emulator/allocator.hpp"
+#include "emulator/collectives.hpp"
 #include "emulator/device.hpp"
 #include "emulator/engine.hpp"
+#include "emulator/fabric.hpp"
+#include "emulator/health.hpp"
+#include "emulator/physics.hpp"
 #include "emulator/scheduler.hpp"
 #include "emulator/spec.hpp"
 
@@ -32,6 +36,17 @@ struct NodeOptions {
   double jitter = 0.005;          // relative spread of task durations
   TimeMode mode = TimeMode::kFast;
   double speed = 1.0;             // paced mode: virtual seconds per wall second
+  Nanos task_timeout_ns = 2'000'000'000;  // a task on a hung AI Core fails after this long
+  bool physics = true;            // run the power/thermal/DVFS model
+};
+
+// One entry of a fault timeline: at virtual time `at`, do `action` on `device`.
+struct FaultEvent {
+  enum class Action : uint8_t { kInject, kClear, kReset };
+  Nanos at = 0;
+  int device = 0;
+  Action action = Action::kInject;
+  FaultKind kind = FaultKind::kOverTemperature;  // for kInject
 };
 
 class Node {
@@ -48,6 +63,10 @@ class Node {
   const Device& device(int id) const { return devices_[id]; }
   Scheduler& scheduler() { return scheduler_; }
   Engine& engine() { return *engine_; }
+  Fabric& fabric() { return *fabric_; }
+  const Fabric& fabric() const { return *fabric_; }
+  CollectiveHub& collectives() { return *collectives_; }
+  Physics& physics() { return *physics_; }
   Nanos now() const { return scheduler_.now(); }
 
   // A process context on `device` (like aclrtSetDevice + aclrtCreateContext). InvalidArgument
@@ -65,6 +84,19 @@ class Node {
 
   Status check_device(int device) const;
 
+  // A communicator over the devices of `ranks` (rank r = ranks[r]); each context issues its
+  // rank's calls (Context::all_reduce, ...).
+  Result<CommId> create_communicator(std::string name, const std::vector<Context*>& ranks,
+                                     CollectiveAlgo algo = CollectiveAlgo::kAuto);
+
+  // Faults (health.hpp). inject/clear/reset act now; schedule_faults() at virtual times.
+  Status inject_fault(int device, FaultKind kind);
+  Status clear_faults(int device);
+  Status reset_device(int device);
+  Status schedule_faults(const std::vector<FaultEvent>& timeline);
+  // Lowers (or restores) a device's power limit; DVFS keeps power under it. Watts in (0, TDP].
+  Status set_power_limit(int device, double watts);
+
  private:
   Node(NodeSpec spec, NodeOptions options);
 
@@ -73,6 +105,9 @@ class Node {
   Scheduler scheduler_;
   std::vector<Device> devices_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Fabric> fabric_;
+  std::unique_ptr<CollectiveHub> collectives_;
+  std::unique_ptr<Physics> physics_;
   std::vector<std::unique_ptr<Context>> contexts_;
 };
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "emulator/allocator.hpp"
+#include "emulator/collectives.hpp"
 #include "emulator/engine.hpp"
 #include "emulator/kernel.hpp"
 
@@ -83,6 +84,21 @@ class Context {
   Status synchronize_stream(StreamId stream);
   Status synchronize_event(EventId event);
   Status synchronize_device();  // every stream of this context
+
+  // Collectives on a communicator this context holds a rank of (collectives.hpp for counts).
+  // Asynchronous like kernels; errors (mismatch, link down) surface at synchronize.
+  Status all_reduce(StreamId s, CommId comm, DevPtr send, DevPtr recv, uint64_t count, DType dtype,
+                    ReduceOp op = ReduceOp::kSum);
+  Status all_gather(StreamId s, CommId comm, DevPtr send, DevPtr recv, uint64_t count, DType dtype);
+  Status reduce_scatter(StreamId s, CommId comm, DevPtr send, DevPtr recv, uint64_t count,
+                        DType dtype, ReduceOp op = ReduceOp::kSum);
+  Status broadcast(StreamId s, CommId comm, DevPtr send, DevPtr recv, uint64_t count, DType dtype,
+                   int root);
+  Status all_to_all(StreamId s, CommId comm, DevPtr send, DevPtr recv, uint64_t count, DType dtype);
+  Status send(StreamId s, CommId comm, DevPtr buf, uint64_t count, DType dtype, int peer);
+  Status recv(StreamId s, CommId comm, DevPtr buf, uint64_t count, DType dtype, int peer);
+  // The general form the above call.
+  Status collective(StreamId s, CollectiveCall call);
 
   // Releases every allocation (process exit); returns the bytes the device got back.
   uint64_t release_all();

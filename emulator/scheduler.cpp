@@ -10,11 +10,20 @@ uint32_t Scheduler::add_handler(Handler handler) {
   return static_cast<uint32_t>(handlers_.size() - 1);
 }
 
-void Scheduler::post(Nanos at, uint32_t kind, uint32_t a, uint64_t b) {
-  queue_.push(SimEvent{std::max(at, now_), seq_++, kind, a, b});
+void Scheduler::push(Nanos at, uint32_t kind, uint32_t a, uint64_t b, bool background) {
+  queue_.push(SimEvent{std::max(at, now_), seq_++, kind, a, b, background});
+  if (!background) ++foreground_;
 }
 
-void Scheduler::post_callback(Nanos at, std::function<void()> fn) {
+void Scheduler::post(Nanos at, uint32_t kind, uint32_t a, uint64_t b) {
+  push(at, kind, a, b, false);
+}
+
+void Scheduler::post_background(Nanos at, uint32_t kind, uint32_t a, uint64_t b) {
+  push(at, kind, a, b, true);
+}
+
+void Scheduler::post_callback(Nanos at, std::function<void()> fn, bool background) {
   if (callback_kind_ == UINT32_MAX) {
     callback_kind_ = add_handler([this](const SimEvent& e) { handle_callback(e); });
   }
@@ -27,7 +36,7 @@ void Scheduler::post_callback(Nanos at, std::function<void()> fn) {
     free_callbacks_.pop_back();
     callbacks_[slot] = std::move(fn);
   }
-  post(at, callback_kind_, slot);
+  push(at, callback_kind_, slot, 0, background);
 }
 
 void Scheduler::handle_callback(const SimEvent& e) {
@@ -42,6 +51,7 @@ bool Scheduler::step() {
   SimEvent e = queue_.top();
   if (mode_ == TimeMode::kPaced) wait_for_wall(e.time);
   queue_.pop();
+  if (!e.background) --foreground_;
   now_ = e.time;
   ++processed_;
   handlers_[e.kind](e);
@@ -58,7 +68,7 @@ void Scheduler::run_until(Nanos t) {
 
 bool Scheduler::run_while(const std::function<bool()>& keep_going) {
   while (keep_going()) {
-    if (!step()) return true;
+    if (foreground_ == 0 || !step()) return true;
   }
   return false;
 }

@@ -5,6 +5,10 @@
 // posting order, which makes a run deterministic: the same inputs and seed give the same
 // timeline. Time never goes backwards.
 //
+// Background events (periodic physics and publishing ticks) run like any other event but do not
+// keep the node busy: run_while() and idle() only count foreground events, so "run until the
+// work is done" ends even though the ticks reschedule themselves forever.
+//
 // Pacing: in fast mode events run as fast as the CPU allows; in paced mode the scheduler sleeps
 // so that virtual time follows wall time multiplied by a speed factor, and reports how far it
 // lags behind (self-telemetry). Not thread-safe: one thread drives a scheduler.
@@ -26,6 +30,7 @@ struct SimEvent {
   uint32_t kind = 0;
   uint32_t a = 0;
   uint64_t b = 0;
+  bool background = false;
 };
 
 enum class TimeMode { kFast, kPaced };
@@ -38,11 +43,12 @@ class Scheduler {
   uint32_t add_handler(Handler handler);
   // Schedules an event of `kind` at absolute time `at` (clamped to now()).
   void post(Nanos at, uint32_t kind, uint32_t a = 0, uint64_t b = 0);
+  void post_background(Nanos at, uint32_t kind, uint32_t a = 0, uint64_t b = 0);
   // Schedules a one-off callback (timers, fault timelines); slower than post().
-  void post_callback(Nanos at, std::function<void()> fn);
+  void post_callback(Nanos at, std::function<void()> fn, bool background = false);
 
   Nanos now() const { return now_; }
-  bool idle() const { return queue_.empty(); }
+  bool idle() const { return foreground_ == 0; }
   std::size_t pending() const { return queue_.size(); }
   uint64_t events_processed() const { return processed_; }
 
@@ -50,8 +56,8 @@ class Scheduler {
   bool step();
   // Runs every event due at or before `t`, then advances now() to `t`.
   void run_until(Nanos t);
-  // Runs events while `keep_going()` holds and events remain; returns keep_going()'s final value
-  // (true means the queue ran dry with the condition still unmet).
+  // Runs events while `keep_going()` holds and foreground events remain; returns keep_going()'s
+  // final value (true means the foreground work ran dry with the condition still unmet).
   bool run_while(const std::function<bool()>& keep_going);
 
   void set_fast();
@@ -67,6 +73,7 @@ class Scheduler {
       return x.time != y.time ? x.time > y.time : x.seq > y.seq;
     }
   };
+  void push(Nanos at, uint32_t kind, uint32_t a, uint64_t b, bool background);
   void wait_for_wall(Nanos virtual_time);
   void handle_callback(const SimEvent& e);
 
@@ -78,6 +85,7 @@ class Scheduler {
   Nanos now_ = 0;
   uint64_t seq_ = 0;
   uint64_t processed_ = 0;
+  std::size_t foreground_ = 0;
   TimeMode mode_ = TimeMode::kFast;
   double speed_ = 1.0;
   std::chrono::steady_clock::time_point wall_origin_;

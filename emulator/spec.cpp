@@ -148,6 +148,13 @@ void read_topology(FieldReader& r, NodeSpec& n) {
   }
   n.hccs_link_bps = r.number_or("topology.hccs_link_GBps", 0) * 1e9;
   n.hccs_latency_ns = r.integer_or("topology.hccs_latency_ns", 0);
+  n.link_efficiency = r.number_or("topology.link_efficiency", 0.8);
+  r.check_range("topology.link_efficiency", n.link_efficiency, 0.05, 1.0);
+  n.inter_group_bps = r.number_or("topology.inter_group_GBps", 0) * 1e9;
+  n.inter_group_latency_ns = r.integer_or("topology.inter_group_latency_ns", 0);
+  if (r.ok() && n.topology == "hccs_two_meshes_pcie" && n.inter_group_bps <= 0) {
+    r.fail("topology.inter_group_GBps", "two meshes need the bandwidth of the link between them");
+  }
   const auto* groups = r.find("topology.hccs_groups");
   if (groups == nullptr) return;
   if (!groups->is_array()) return r.fail("topology.hccs_groups", "expected an array of arrays");

@@ -107,6 +107,9 @@ struct NodeSpec {
   std::vector<std::vector<int>> hccs_groups;  // card ids fully meshed by HCCS
   double hccs_link_bps = 0;  // per peer link, per direction
   Nanos hccs_latency_ns = 0;
+  double link_efficiency = 0.8;    // achieved fraction of line rate for bulk transfers
+  double inter_group_bps = 0;      // hccs_two_meshes_pcie: the shared link between the groups
+  Nanos inter_group_latency_ns = 0;
   std::vector<std::string> bus_ids;  // one per card, "DDDD:BB:DD.F"
   std::map<std::string, std::string> sources;
   DeviceSpec device_spec;  // resolved from `device`

@@ -74,3 +74,30 @@ TEST(Scheduler, FastModeDoesNotSleep) {
 
 }  // namespace
 }  // namespace npukit::emu
+
+namespace npukit::emu {
+namespace {
+
+TEST(Scheduler, BackgroundTicksDoNotKeepTheNodeBusy) {
+  Scheduler s;
+  int ticks = 0;
+  int work = 0;
+  uint32_t tick = 0;
+  tick = s.add_handler([&](const SimEvent&) {
+    ++ticks;
+    s.post_background(s.now() + 10, tick);  // reschedules itself forever
+  });
+  uint32_t job = s.add_handler([&](const SimEvent&) { ++work; });
+  s.post_background(0, tick);
+  s.post(95, job);
+  EXPECT_FALSE(s.idle());
+  EXPECT_TRUE(s.run_while([] { return true; }));  // returns once the foreground work is done
+  EXPECT_EQ(work, 1);
+  EXPECT_EQ(ticks, 10);  // ticks at 0..90 ran before the job at 95
+  EXPECT_TRUE(s.idle());
+  s.run_until(200);      // explicit time still runs background events
+  EXPECT_EQ(ticks, 21);
+}
+
+}  // namespace
+}  // namespace npukit::emu

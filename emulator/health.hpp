@@ -1,0 +1,101 @@
+// Device health: ECC counters, injected faults, and the alarms they raise.
+//
+// Health is the worst active alarm: OK < Warning < Alarm < Critical; a lost device reads UNKNOWN
+// (npu-smi's strings and DCMI's 0/1/2/3/0xFFFFFFFF codes). Each alarm carries an error code from
+// the catalog below (documented in docs/faults.md). Faults are injected deterministically (at a
+// virtual time, from a timeline or the control channel); clear() lifts what can be lifted and
+// reset() returns the device to a fresh state, keeping only aggregate ECC history.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "telemetry/status.hpp"
+
+namespace npukit::emu {
+
+enum class Health : uint8_t { kOk = 0, kWarning = 1, kAlarm = 2, kCritical = 3, kUnknown = 4 };
+const char* health_name(Health h);  // "OK", "Warning", "Alarm", "Critical", "UNKNOWN"
+
+enum class FaultKind : uint8_t {
+  kOverTemperature,  // cooling failure: thermal resistance x4 until cleared
+  kHbmDoubleBit,     // one uncorrectable HBM error; its page is isolated
+  kEccStorm,         // single-bit errors at a high rate until cleared
+  kAicoreHang,       // AI Core tasks never finish: they time out; Critical until reset
+  kLinkDown,         // the device's HCCS (or PCIe peer) links go down until cleared
+  kDeviceLost,       // the device falls off the bus: UNKNOWN until reset
+};
+// "over-temperature", "hbm-double-bit", "ecc-storm", "aicore-hang", "link-down", "device-lost"
+const char* fault_name(FaultKind k);
+Result<FaultKind> parse_fault(std::string_view name);
+const std::vector<FaultKind>& all_faults();
+
+// The error-code catalog (the emulator's own codes, shaped like Ascend's 0x80xxxxxx codes).
+namespace error_code {
+inline constexpr uint32_t kTemperatureHigh = 0x80E18401;      // Warning: above throttle point
+inline constexpr uint32_t kTemperatureCritical = 0x80E18402;  // Alarm: within 5 C of shutdown
+inline constexpr uint32_t kTemperatureShutdown = 0x80E18403;  // Critical: at shutdown point
+inline constexpr uint32_t kEccSingleBitStorm = 0x80E01801;    // Warning: >= 1000 volatile SBEs
+inline constexpr uint32_t kEccDoubleBit = 0x80E01802;         // Alarm: uncorrectable error
+inline constexpr uint32_t kAicoreTimeout = 0x80CB8009;        // Critical: AI Core task timeout
+inline constexpr uint32_t kLinkDown = 0x80D18001;             // Alarm: HCCS link down
+inline constexpr uint32_t kDeviceLost = 0xFFFFFFFF;           // UNKNOWN: device absent
+}  // namespace error_code
+
+struct EccCounters {
+  bool enabled = true;
+  uint64_t single_bit_volatile = 0;   // since the last reset / clear
+  uint64_t double_bit_volatile = 0;
+  uint64_t single_bit_aggregate = 0;  // lifetime of the device
+  uint64_t double_bit_aggregate = 0;
+  uint64_t isolated_pages_single = 0;
+  uint64_t isolated_pages_double = 0;
+};
+
+struct Alarm {
+  uint32_t code = 0;
+  Health severity = Health::kOk;
+  std::string text;
+};
+
+// Thresholds the temperature alarms are judged against (from the device spec).
+struct ThermalLimits {
+  double throttle_c = 0;
+  double shutdown_c = 0;
+};
+
+class DeviceHealth {
+ public:
+  void inject(FaultKind kind);
+  // Lifts over-temperature, ECC storm and link-down, and clears volatile ECC counters.
+  // A hang or a lost device needs reset().
+  void clear();
+  void reset();
+
+  bool active(FaultKind kind) const { return (active_ >> static_cast<int>(kind)) & 1u; }
+  bool hung() const { return active(FaultKind::kAicoreHang); }
+  bool lost() const { return active(FaultKind::kDeviceLost); }
+  bool links_down() const { return active(FaultKind::kLinkDown); }
+  // Marks that a task timed out on this device (raises the Critical timeout alarm).
+  void note_task_timeout() { timeouts_ += 1; }
+  uint64_t task_timeouts() const { return timeouts_; }
+
+  EccCounters& ecc() { return ecc_; }
+  const EccCounters& ecc() const { return ecc_; }
+  void add_single_bit_errors(uint64_t n);
+  void add_double_bit_error();
+
+  // Active alarms, worst first; empty when healthy.
+  std::vector<Alarm> alarms(double temperature_c, const ThermalLimits& limits) const;
+  Health health(double temperature_c, const ThermalLimits& limits) const;
+  uint32_t error_code(double temperature_c, const ThermalLimits& limits) const;
+
+ private:
+  uint32_t active_ = 0;  // bit per FaultKind
+  uint64_t timeouts_ = 0;
+  EccCounters ecc_;
+};
+
+}  // namespace npukit::emu
