@@ -21,6 +21,16 @@ const char* collective_name(CollectiveOp op) {
   return "?";
 }
 
+Result<CollectiveOp> parse_collective_op(std::string_view name) {
+  for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather, CollectiveOp::kReduceScatter,
+                          CollectiveOp::kBroadcast, CollectiveOp::kAllToAll, CollectiveOp::kSend,
+                          CollectiveOp::kRecv}) {
+    if (name == collective_name(op)) return op;
+  }
+  return InvalidArgument("unknown collective '" + std::string(name) +
+                         "' (expected AllReduce, AllGather, ReduceScatter, Broadcast, AlltoAll, Send or Recv)");
+}
+
 const char* collective_label(CollectiveOp op) {
   switch (op) {
     case CollectiveOp::kAllReduce: return "hcom_allReduce_";

@@ -33,6 +33,7 @@ enum class ReduceOp : uint8_t { kSum, kProd, kMax, kMin };
 enum class CollectiveAlgo : uint8_t { kAuto, kRing, kMesh };
 
 const char* collective_name(CollectiveOp op);  // "AllReduce", ...
+Result<CollectiveOp> parse_collective_op(std::string_view name);
 const char* collective_label(CollectiveOp op);  // msprof opType: "hcom_allReduce_", ...
 const char* reduce_op_name(ReduceOp op);        // "sum", "prod", "max", "min"
 Result<ReduceOp> parse_reduce_op(std::string_view s);

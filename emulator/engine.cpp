@@ -30,7 +30,9 @@ uint32_t Engine::create_stream(int device, uint32_t pid) {
 }
 
 uint32_t Engine::create_event(int device) {
-  events_.push_back(Event{device, 0, 0, {}});
+  Event ev;
+  ev.device = device;
+  events_.push_back(std::move(ev));
   return static_cast<uint32_t>(events_.size() - 1);
 }
 
@@ -78,6 +80,23 @@ Status Engine::take_stream_error(uint32_t stream) {
   return s;
 }
 
+void Engine::when_reached(uint32_t event, uint64_t target, std::function<void()> fn) {
+  Event& ev = events_[event];
+  ev.callbacks.emplace_back(target, std::move(fn));
+  fire_callbacks(ev);
+}
+
+void Engine::fire_callbacks(Event& ev) {
+  for (auto it = ev.callbacks.begin(); it != ev.callbacks.end();) {
+    if (it->first <= ev.completed) {
+      scheduler_.post_callback(scheduler_.now(), std::move(it->second));
+      it = ev.callbacks.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
 void Engine::remove_observer(TaskObserver* o) {
   observers_.erase(std::remove(observers_.begin(), observers_.end(), o), observers_.end());
 }
@@ -99,6 +118,7 @@ void Engine::advance(uint32_t s) {
       Event& ev = events_[head.event];
       ++ev.completed;
       st.queue.pop_front();
+      fire_callbacks(ev);
       std::vector<uint32_t> woken;
       woken.swap(ev.waiters);
       for (uint32_t w : woken) advance(w);

@@ -108,6 +108,9 @@ class Engine {
 
   bool stream_idle(uint32_t stream) const { return streams_[stream].queue.empty(); }
   std::size_t stream_depth(uint32_t stream) const { return streams_[stream].queue.size(); }
+  // Calls `fn` (as a scheduler callback, never re-entrantly) once `event` has been recorded
+  // `target` times.
+  void when_reached(uint32_t event, uint64_t target, std::function<void()> fn);
   bool event_reached(uint32_t event, uint64_t target) const {
     return events_[event].completed >= target;
   }
@@ -136,9 +139,11 @@ class Engine {
     uint64_t enqueued = 0;   // records queued so far
     uint64_t completed = 0;  // records executed so far
     std::vector<uint32_t> waiters;
+    std::vector<std::pair<uint64_t, std::function<void()>>> callbacks;
   };
 
   void advance(uint32_t stream);          // start or retire head tasks until blocked
+  void fire_callbacks(Event& ev);
   bool try_start(uint32_t stream, Task& head);
   void on_complete(const SimEvent& e);
   void retry_waiting(Device& device);

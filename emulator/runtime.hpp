@@ -53,8 +53,14 @@ class Context {
   EventId create_event();
 
   // Device memory through this context's allocator; OOM is "acl_rt_malloc failed, size=...".
+  // malloc/free block the host for the modelled cost (they advance virtual time).
   Result<DevPtr> malloc(uint64_t bytes);
   Status free(DevPtr ptr);
+  // The same without blocking: the caller accounts for the returned host time itself
+  // (program runners, which must not run the scheduler re-entrantly).
+  Result<AllocResult> allocate(uint64_t bytes) { return allocator_->allocate(bytes); }
+  Result<AllocResult> deallocate(DevPtr ptr) { return allocator_->release(ptr); }
+  Nanos empty_cache_cost() { return allocator_->empty_cache(); }
   void empty_cache();
   AllocatorStats allocator_stats() const { return allocator_->stats(); }
   AllocatorPolicy allocator_policy() const { return allocator_->policy(); }

@@ -1,0 +1,254 @@
+#include "telemetry/program.hpp"
+
+#include <set>
+
+namespace npukit::telemetry {
+
+namespace {
+
+using nlohmann::json;
+using Kind = ProgramOp::Kind;
+
+struct OpName {
+  Kind kind;
+  const char* name;
+};
+constexpr OpName kOpNames[] = {
+    {Kind::kAlloc, "alloc"},   {Kind::kFree, "free"},         {Kind::kEmptyCache, "empty_cache"},
+    {Kind::kKernel, "kernel"}, {Kind::kMemcpy, "memcpy"},     {Kind::kRecord, "record"},
+    {Kind::kWait, "wait"},     {Kind::kCollective, "collective"}, {Kind::kHostDelay, "host_delay"},
+    {Kind::kSync, "sync"},
+};
+
+const char* op_name(Kind k) {
+  for (const auto& o : kOpNames) {
+    if (o.kind == k) return o.name;
+  }
+  return "?";
+}
+
+// Reads fields of one JSON object, remembering the first error with its path.
+class ObjectReader {
+ public:
+  ObjectReader(const json& j, std::string path, Status& err) : j_(j), path_(std::move(path)), err_(err) {
+    if (err_.ok() && !j_.is_object()) fail("", "expected an object");
+  }
+  void fail(const std::string& field, const std::string& what) {
+    if (err_.ok()) err_ = InvalidArgument("program error: " + path_ + (field.empty() ? "" : "." + field) + ": " + what);
+  }
+  bool has(const char* f) const { return j_.is_object() && j_.contains(f); }
+  int64_t integer(const char* f, int64_t fallback, bool required = false) {
+    if (!has(f)) {
+      if (required) fail(f, "missing");
+      return fallback;
+    }
+    if (!j_[f].is_number_integer()) fail(f, std::string("expected an integer, got ") + j_[f].type_name());
+    return j_[f].is_number_integer() ? j_[f].get<int64_t>() : fallback;
+  }
+  std::string text(const char* f, std::string fallback, bool required = false) {
+    if (!has(f)) {
+      if (required) fail(f, "missing");
+      return fallback;
+    }
+    if (!j_[f].is_string()) fail(f, std::string("expected a string, got ") + j_[f].type_name());
+    return j_[f].is_string() ? j_[f].get<std::string>() : fallback;
+  }
+  const json& raw(const char* f) const { return j_[f]; }
+  void only(std::initializer_list<const char*> allowed) {
+    if (!j_.is_object()) return;
+    std::set<std::string> ok(allowed.begin(), allowed.end());
+    for (const auto& [k, v] : j_.items()) {
+      if (!ok.count(k)) fail(k, "unknown field");
+    }
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  const json& j_;
+  std::string path_;
+  Status& err_;
+};
+
+void check_index(ObjectReader& r, const char* field, int value, int limit, const char* what) {
+  if (value < 0 || value >= limit) {
+    r.fail(field, std::string(what) + " " + std::to_string(value) + " does not exist (rank has " +
+                      std::to_string(limit) + " " + what + "s)");
+  }
+}
+
+ProgramOp parse_op(const json& j, const std::string& path, const RankProgram& rank, Status& err) {
+  ObjectReader r(j, path, err);
+  ProgramOp op;
+  std::string kind = r.text("op", "", true);
+  bool known = false;
+  for (const auto& o : kOpNames) {
+    if (kind == o.name) {
+      op.kind = o.kind;
+      known = true;
+    }
+  }
+  if (!known) {
+    r.fail("op", "unknown op '" + kind + "'");
+    return op;
+  }
+  op.stream = static_cast<int>(r.integer("stream", -1, false));
+  bool needs_stream = op.kind == Kind::kKernel || op.kind == Kind::kMemcpy || op.kind == Kind::kRecord ||
+                      op.kind == Kind::kWait || op.kind == Kind::kCollective;
+  if (needs_stream || op.stream != -1) check_index(r, "stream", op.stream, rank.streams, "stream");
+  switch (op.kind) {
+    case Kind::kAlloc:
+      op.buffer = r.text("buf", "", true);
+      op.bytes = static_cast<uint64_t>(r.integer("bytes", 0, true));
+      if (err.ok() && op.bytes == 0) r.fail("bytes", "must be > 0");
+      r.only({"op", "buf", "bytes"});
+      break;
+    case Kind::kFree:
+      op.buffer = r.text("buf", "", true);
+      r.only({"op", "buf"});
+      break;
+    case Kind::kEmptyCache: r.only({"op"}); break;
+    case Kind::kKernel:
+      op.name = r.text("name", "", true);
+      op.inputs = r.has("inputs") ? r.raw("inputs") : json::array();
+      if (!op.inputs.is_array()) r.fail("inputs", "expected an array of {shape, dtype}");
+      op.attrs = r.has("attrs") ? r.raw("attrs") : json::object();
+      if (!op.attrs.is_object()) r.fail("attrs", "expected an object");
+      op.block_dim = static_cast<uint32_t>(r.integer("block_dim", 0));
+      r.only({"op", "stream", "name", "inputs", "attrs", "block_dim"});
+      break;
+    case Kind::kMemcpy:
+      op.name = r.text("kind", "", true);
+      if (err.ok() && op.name != "H2D" && op.name != "D2H" && op.name != "D2D") {
+        r.fail("kind", "expected H2D, D2H or D2D, got '" + op.name + "'");
+      }
+      op.bytes = static_cast<uint64_t>(r.integer("bytes", 0, true));
+      r.only({"op", "stream", "kind", "bytes"});
+      break;
+    case Kind::kRecord:
+    case Kind::kWait:
+      op.event = static_cast<int>(r.integer("event", -1, true));
+      check_index(r, "event", op.event, rank.events, "event");
+      r.only({"op", "stream", "event"});
+      break;
+    case Kind::kCollective:
+      op.name = r.text("kind", "", true);
+      op.count = static_cast<uint64_t>(r.integer("count", 0, true));
+      op.dtype = r.text("dtype", "float16");
+      op.reduce = r.text("reduce", "sum");
+      op.root_or_peer = static_cast<int>(r.has("peer") ? r.integer("peer", 0) : r.integer("root", 0));
+      r.only({"op", "stream", "kind", "count", "dtype", "reduce", "root", "peer"});
+      break;
+    case Kind::kHostDelay:
+      op.ns = r.integer("ns", 0, true);
+      if (err.ok() && op.ns < 0) r.fail("ns", "must be >= 0");
+      r.only({"op", "ns"});
+      break;
+    case Kind::kSync: r.only({"op", "stream"}); break;
+  }
+  return op;
+}
+
+std::vector<ProgramOp> parse_ops(const json& j, const char* key, const std::string& path,
+                                 const RankProgram& rank, Status& err) {
+  std::vector<ProgramOp> ops;
+  if (!j.contains(key)) return ops;
+  const json& list = j[key];
+  if (!list.is_array()) {
+    if (err.ok()) err = InvalidArgument("program error: " + path + "." + key + ": expected an array");
+    return ops;
+  }
+  for (std::size_t i = 0; i < list.size() && err.ok(); ++i) {
+    ops.push_back(parse_op(list[i], path + "." + key + "[" + std::to_string(i) + "]", rank, err));
+  }
+  return ops;
+}
+
+json op_to_json(const ProgramOp& op) {
+  json j = {{"op", op_name(op.kind)}};
+  if (op.stream >= 0) j["stream"] = op.stream;
+  switch (op.kind) {
+    case Kind::kAlloc: j["buf"] = op.buffer; j["bytes"] = op.bytes; break;
+    case Kind::kFree: j["buf"] = op.buffer; break;
+    case Kind::kKernel:
+      j["name"] = op.name;
+      j["inputs"] = op.inputs;
+      if (!op.attrs.empty()) j["attrs"] = op.attrs;
+      if (op.block_dim) j["block_dim"] = op.block_dim;
+      break;
+    case Kind::kMemcpy: j["kind"] = op.name; j["bytes"] = op.bytes; break;
+    case Kind::kRecord:
+    case Kind::kWait: j["event"] = op.event; break;
+    case Kind::kCollective:
+      j["kind"] = op.name;
+      j["count"] = op.count;
+      j["dtype"] = op.dtype;
+      j["reduce"] = op.reduce;
+      j[op.name == "Send" || op.name == "Recv" ? "peer" : "root"] = op.root_or_peer;
+      break;
+    case Kind::kHostDelay: j["ns"] = op.ns; break;
+    default: break;
+  }
+  return j;
+}
+
+}  // namespace
+
+Result<Program> parse_program(const json& j) {
+  Status err;
+  ObjectReader r(j, "program", err);
+  Program p;
+  p.name = r.text("name", "", true);
+  p.allocator = r.text("allocator", "caching");
+  p.repeat = r.integer("repeat", 1);
+  if (err.ok() && p.repeat < 0) r.fail("repeat", "must be >= 0");
+  if (r.has("process")) {
+    ObjectReader pr(j["process"], "program.process", err);
+    p.pid = static_cast<uint32_t>(pr.integer("pid", 0));
+    p.process_name = pr.text("name", "");
+    pr.only({"pid", "name"});
+  }
+  if (r.has("comm")) {
+    p.has_comm = true;
+    ObjectReader cr(j["comm"], "program.comm", err);
+    p.comm_name = cr.text("name", "world");
+    p.comm_algo = cr.text("algo", "auto");
+    cr.only({"name", "algo"});
+  }
+  r.only({"name", "allocator", "repeat", "process", "comm", "ranks"});
+  if (!r.has("ranks") || !j["ranks"].is_array() || j["ranks"].empty()) r.fail("ranks", "expected a non-empty array");
+  for (std::size_t i = 0; err.ok() && i < j["ranks"].size(); ++i) {
+    std::string path = "ranks[" + std::to_string(i) + "]";
+    const json& rj = j["ranks"][i];
+    ObjectReader rr(rj, path, err);
+    RankProgram rank;
+    rank.device = static_cast<int>(rr.integer("device", 0, true));
+    rank.streams = static_cast<int>(rr.integer("streams", 1));
+    rank.events = static_cast<int>(rr.integer("events", 0));
+    if (err.ok() && (rank.streams < 1 || rank.streams > 64)) rr.fail("streams", "must be in [1, 64]");
+    if (err.ok() && (rank.events < 0 || rank.events > 1024)) rr.fail("events", "must be in [0, 1024]");
+    rr.only({"device", "streams", "events", "setup", "step"});
+    if (!err.ok()) break;
+    rank.setup = parse_ops(rj, "setup", path, rank, err);
+    rank.step = parse_ops(rj, "step", path, rank, err);
+    p.ranks.push_back(std::move(rank));
+  }
+  if (!err.ok()) return err;
+  return p;
+}
+
+json program_to_json(const Program& p) {
+  json ranks = json::array();
+  for (const auto& r : p.ranks) {
+    json setup = json::array(), step = json::array();
+    for (const auto& op : r.setup) setup.push_back(op_to_json(op));
+    for (const auto& op : r.step) step.push_back(op_to_json(op));
+    ranks.push_back({{"device", r.device}, {"streams", r.streams}, {"events", r.events},
+                     {"setup", setup}, {"step", step}});
+  }
+  json j = {{"name", p.name}, {"allocator", p.allocator}, {"repeat", p.repeat},
+            {"process", {{"pid", p.pid}, {"name", p.process_name}}}, {"ranks", ranks}};
+  if (p.has_comm) j["comm"] = {{"name", p.comm_name}, {"algo", p.comm_algo}};
+  return j;
+}
+
+}  // namespace npukit::telemetry

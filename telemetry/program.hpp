@@ -1,0 +1,78 @@
+// Programs: the per-rank task lists that workloads compile and the emulator executes. They
+// travel down the bus (the `submit` control request), so their format lives here, beside the
+// protocol.
+//
+// JSON shape (every field named here; unknown fields are errors so typos surface):
+//   { "name": "resnet50-train", "allocator": "caching", "repeat": 10,
+//     "process": {"pid": 4242, "name": "python3"},
+//     "comm": {"name": "world", "algo": "auto"},            // optional: one communicator over all ranks
+//     "ranks": [ { "device": 0, "streams": 2, "events": 1,
+//                  "setup": [ <op>... ],                     // once
+//                  "step":  [ <op>... ] } ] }                // `repeat` times
+// Ops ("op" selects the kind; buffers are per-rank names):
+//   {"op":"alloc","buf":"w","bytes":N}      {"op":"free","buf":"w"}      {"op":"empty_cache"}
+//   {"op":"kernel","stream":S,"name":"aten::mm","inputs":[{"shape":[..],"dtype":"float16"}],
+//    "attrs":{"k":v},"block_dim":0}
+//   {"op":"memcpy","stream":S,"kind":"H2D"|"D2H"|"D2D","bytes":N}
+//   {"op":"record","stream":S,"event":E}   {"op":"wait","stream":S,"event":E}
+//   {"op":"collective","stream":S,"kind":"AllReduce","count":N,"dtype":"float16",
+//    "reduce":"sum","root":R,"peer":P}
+//   {"op":"host_delay","ns":N}             (host-side time: data loading, Python overhead)
+//   {"op":"sync"} / {"op":"sync","stream":S}
+// Values are checked when the program is parsed; errors name the JSON path
+// ("program error: ranks[0].step[3].stream: stream 2 does not exist (rank has 2 streams)").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "telemetry/status.hpp"
+
+namespace npukit::telemetry {
+
+struct ProgramOp {
+  enum class Kind : uint8_t { kAlloc, kFree, kEmptyCache, kKernel, kMemcpy, kRecord, kWait, kCollective,
+                              kHostDelay, kSync };
+  Kind kind = Kind::kKernel;
+  int stream = -1;           // -1: none / all (sync)
+  int event = -1;
+  std::string buffer;        // alloc/free
+  uint64_t bytes = 0;        // alloc, memcpy
+  std::string name;          // kernel op name; collective kind; memcpy kind
+  nlohmann::json inputs;     // kernel: [{"shape":[...],"dtype":"..."}]
+  nlohmann::json attrs;      // kernel attributes (object)
+  uint32_t block_dim = 0;
+  uint64_t count = 0;        // collective elements
+  std::string dtype;         // collective dtype
+  std::string reduce = "sum";
+  int root_or_peer = 0;
+  int64_t ns = 0;            // host_delay
+};
+
+struct RankProgram {
+  int device = 0;
+  int streams = 1;
+  int events = 0;
+  std::vector<ProgramOp> setup;
+  std::vector<ProgramOp> step;
+};
+
+struct Program {
+  std::string name;
+  uint32_t pid = 0;
+  std::string process_name;
+  std::string allocator = "caching";
+  int64_t repeat = 1;
+  bool has_comm = false;
+  std::string comm_name = "world";
+  std::string comm_algo = "auto";
+  std::vector<RankProgram> ranks;
+};
+
+Result<Program> parse_program(const nlohmann::json& j);
+nlohmann::json program_to_json(const Program& p);
+
+}  // namespace npukit::telemetry

@@ -1,0 +1,61 @@
+#include "telemetry/program.hpp"
+
+#include <gtest/gtest.h>
+
+namespace npukit::telemetry {
+namespace {
+
+using nlohmann::json;
+
+json minimal() {
+  return json::parse(R"({"name": "p", "repeat": 2, "ranks": [
+      {"device": 0, "streams": 2, "events": 1,
+       "setup": [{"op": "alloc", "buf": "w", "bytes": 1024}],
+       "step": [{"op": "kernel", "stream": 1, "name": "aten::mm",
+                 "inputs": [{"shape": [4, 4], "dtype": "float16"}, {"shape": [4, 4], "dtype": "float16"}]},
+                {"op": "record", "stream": 1, "event": 0}, {"op": "host_delay", "ns": 5},
+                {"op": "collective", "stream": 0, "kind": "AllReduce", "count": 16}, {"op": "sync"}]}]})");
+}
+
+std::string error_of(const json& j) {
+  auto p = parse_program(j);
+  return p.ok() ? "" : p.status().message();
+}
+
+TEST(Program, ParsesAndRoundTrips) {
+  auto p = parse_program(minimal());
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->repeat, 2);
+  ASSERT_EQ(p->ranks.size(), 1u);
+  EXPECT_EQ(p->ranks[0].step.size(), 5u);
+  EXPECT_EQ(p->ranks[0].step[0].name, "aten::mm");
+  EXPECT_EQ(p->ranks[0].step[3].count, 16u);
+  auto again = parse_program(program_to_json(*p));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(program_to_json(*again), program_to_json(*p));
+}
+
+TEST(Program, ErrorsNameTheJsonPath) {
+  json j = minimal();
+  j["ranks"][0]["step"][1]["stream"] = 2;
+  EXPECT_EQ(error_of(j), "program error: ranks[0].step[1].stream: stream 2 does not exist (rank has 2 streams)");
+  j = minimal();
+  j["ranks"][0]["step"][1]["event"] = 3;
+  EXPECT_EQ(error_of(j), "program error: ranks[0].step[1].event: event 3 does not exist (rank has 1 events)");
+  j = minimal();
+  j["ranks"][0]["setup"][0]["op"] = "allocate";
+  EXPECT_EQ(error_of(j), "program error: ranks[0].setup[0].op: unknown op 'allocate'");
+  j = minimal();
+  j["ranks"][0]["setup"][0]["size"] = 1;
+  EXPECT_EQ(error_of(j), "program error: ranks[0].setup[0].size: unknown field");
+  j = minimal();
+  j["ranks"][0]["step"][2]["ns"] = "5";
+  EXPECT_EQ(error_of(j), "program error: ranks[0].step[2].ns: expected an integer, got string");
+  j = minimal();
+  j.erase("ranks");
+  EXPECT_EQ(error_of(j), "program error: program.ranks: expected a non-empty array");
+  EXPECT_EQ(error_of(json::array()), "program error: program: expected an object");
+}
+
+}  // namespace
+}  // namespace npukit::telemetry
