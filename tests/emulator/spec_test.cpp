@@ -9,10 +9,7 @@
 namespace npukit::emu {
 namespace {
 
-std::string data(const std::string& rel) {
-  const char* root = std::getenv("NPUKIT_TEST_DATA");
-  return std::string(root ? root : "tests/data") + "/" + rel;
-}
+std::string data(const std::string& rel) { return std::string(NPUKIT_TEST_DATA_DIR) + "/" + rel; }
 
 // Writes `text` to a fresh temp file and returns its path.
 std::string temp_json(const std::string& name, const std::string& text) {
