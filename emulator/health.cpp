@@ -74,6 +74,11 @@ void DeviceHealth::clear() {
   ecc_.double_bit_volatile = 0;
 }
 
+void DeviceHealth::clear_ecc() {
+  ecc_.single_bit_volatile = 0;
+  ecc_.double_bit_volatile = 0;
+}
+
 void DeviceHealth::reset() {
   active_ = 0;
   timeouts_ = 0;

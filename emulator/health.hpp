@@ -73,6 +73,8 @@ class DeviceHealth {
   // A hang or a lost device needs reset().
   void clear();
   void reset();
+  // Zeroes the volatile ECC counters (npu-smi clear -t ecc-info); aggregate history stays.
+  void clear_ecc();
 
   bool active(FaultKind kind) const { return (active_ >> static_cast<int>(kind)) & 1u; }
   bool hung() const { return active(FaultKind::kAicoreHang); }

@@ -133,4 +133,59 @@ std::string FieldReader::string_or(std::string_view path, std::string fallback) 
   return find(path) ? string(path) : fallback;
 }
 
+ObjectReader::ObjectReader(const nlohmann::json& j, std::string path, Status& err, std::string prefix)
+    : j_(j), path_(std::move(path)), err_(err), prefix_(std::move(prefix)) {
+  if (err_.ok() && !j_.is_object()) fail("", "expected an object");
+}
+
+void ObjectReader::fail(const std::string& member, const std::string& what) {
+  if (err_.ok()) err_ = InvalidArgument(prefix_ + path_ + (member.empty() ? "" : "." + member) + ": " + what);
+}
+
+int64_t ObjectReader::integer(const char* member, int64_t fallback, bool required) {
+  if (!has(member)) {
+    if (required) fail(member, "missing");
+    return fallback;
+  }
+  const auto& v = j_[member];
+  if (!v.is_number_integer()) fail(member, std::string("expected an integer, got ") + v.type_name());
+  return v.is_number_integer() ? v.get<int64_t>() : fallback;
+}
+
+double ObjectReader::number(const char* member, double fallback, bool required) {
+  if (!has(member)) {
+    if (required) fail(member, "missing");
+    return fallback;
+  }
+  const auto& v = j_[member];
+  if (!v.is_number()) fail(member, std::string("expected a number, got ") + v.type_name());
+  return v.is_number() ? v.get<double>() : fallback;
+}
+
+std::string ObjectReader::text(const char* member, std::string fallback, bool required) {
+  if (!has(member)) {
+    if (required) fail(member, "missing");
+    return fallback;
+  }
+  const auto& v = j_[member];
+  if (!v.is_string()) fail(member, std::string("expected a string, got ") + v.type_name());
+  return v.is_string() ? v.get<std::string>() : fallback;
+}
+
+bool ObjectReader::boolean(const char* member, bool fallback) {
+  if (!has(member)) return fallback;
+  const auto& v = j_[member];
+  if (!v.is_boolean()) fail(member, std::string("expected true or false, got ") + v.type_name());
+  return v.is_boolean() ? v.get<bool>() : fallback;
+}
+
+void ObjectReader::only(std::initializer_list<const char*> allowed) {
+  if (!j_.is_object()) return;
+  for (const auto& [k, v] : j_.items()) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || k == a;
+    if (!ok) fail(k, "unknown field");
+  }
+}
+
 }  // namespace npukit

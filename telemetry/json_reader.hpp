@@ -56,4 +56,29 @@ class FieldReader {
   Status status_;
 };
 
+// Reads the members of one JSON object whose place in the document is `path`
+// ("ranks[0].step[3]"), recording the first problem in the shared `err` as
+// "<prefix><path>.<member>: <what>". Several readers share one `err`, so a loader walks a whole
+// document and checks once.
+class ObjectReader {
+ public:
+  ObjectReader(const nlohmann::json& j, std::string path, Status& err, std::string prefix);
+  void fail(const std::string& member, const std::string& what);
+  bool has(const char* member) const { return j_.is_object() && j_.contains(member); }
+  int64_t integer(const char* member, int64_t fallback, bool required = false);
+  double number(const char* member, double fallback, bool required = false);
+  std::string text(const char* member, std::string fallback, bool required = false);
+  bool boolean(const char* member, bool fallback);
+  const nlohmann::json& raw(const char* member) const { return j_[member]; }
+  // Records an "unknown field" error for any member not in `allowed` (typos surface).
+  void only(std::initializer_list<const char*> allowed);
+  const std::string& path() const { return path_; }
+
+ private:
+  const nlohmann::json& j_;
+  std::string path_;
+  Status& err_;
+  std::string prefix_;
+};
+
 }  // namespace npukit

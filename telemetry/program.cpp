@@ -1,5 +1,7 @@
 #include "telemetry/program.hpp"
 
+#include "telemetry/json_reader.hpp"
+
 #include <set>
 
 namespace npukit::telemetry {
@@ -8,6 +10,8 @@ namespace {
 
 using nlohmann::json;
 using Kind = ProgramOp::Kind;
+
+constexpr const char* kPrefix = "program error: ";
 
 struct OpName {
   Kind kind;
@@ -27,48 +31,6 @@ const char* op_name(Kind k) {
   return "?";
 }
 
-// Reads fields of one JSON object, remembering the first error with its path.
-class ObjectReader {
- public:
-  ObjectReader(const json& j, std::string path, Status& err) : j_(j), path_(std::move(path)), err_(err) {
-    if (err_.ok() && !j_.is_object()) fail("", "expected an object");
-  }
-  void fail(const std::string& field, const std::string& what) {
-    if (err_.ok()) err_ = InvalidArgument("program error: " + path_ + (field.empty() ? "" : "." + field) + ": " + what);
-  }
-  bool has(const char* f) const { return j_.is_object() && j_.contains(f); }
-  int64_t integer(const char* f, int64_t fallback, bool required = false) {
-    if (!has(f)) {
-      if (required) fail(f, "missing");
-      return fallback;
-    }
-    if (!j_[f].is_number_integer()) fail(f, std::string("expected an integer, got ") + j_[f].type_name());
-    return j_[f].is_number_integer() ? j_[f].get<int64_t>() : fallback;
-  }
-  std::string text(const char* f, std::string fallback, bool required = false) {
-    if (!has(f)) {
-      if (required) fail(f, "missing");
-      return fallback;
-    }
-    if (!j_[f].is_string()) fail(f, std::string("expected a string, got ") + j_[f].type_name());
-    return j_[f].is_string() ? j_[f].get<std::string>() : fallback;
-  }
-  const json& raw(const char* f) const { return j_[f]; }
-  void only(std::initializer_list<const char*> allowed) {
-    if (!j_.is_object()) return;
-    std::set<std::string> ok(allowed.begin(), allowed.end());
-    for (const auto& [k, v] : j_.items()) {
-      if (!ok.count(k)) fail(k, "unknown field");
-    }
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  const json& j_;
-  std::string path_;
-  Status& err_;
-};
-
 void check_index(ObjectReader& r, const char* field, int value, int limit, const char* what) {
   if (value < 0 || value >= limit) {
     r.fail(field, std::string(what) + " " + std::to_string(value) + " does not exist (rank has " +
@@ -77,7 +39,7 @@ void check_index(ObjectReader& r, const char* field, int value, int limit, const
 }
 
 ProgramOp parse_op(const json& j, const std::string& path, const RankProgram& rank, Status& err) {
-  ObjectReader r(j, path, err);
+  ObjectReader r(j, path, err, kPrefix);
   ProgramOp op;
   std::string kind = r.text("op", "", true);
   bool known = false;
@@ -154,7 +116,7 @@ std::vector<ProgramOp> parse_ops(const json& j, const char* key, const std::stri
   if (!j.contains(key)) return ops;
   const json& list = j[key];
   if (!list.is_array()) {
-    if (err.ok()) err = InvalidArgument("program error: " + path + "." + key + ": expected an array");
+    if (err.ok()) err = InvalidArgument(kPrefix + path + "." + key + ": expected an array");
     return ops;
   }
   for (std::size_t i = 0; i < list.size() && err.ok(); ++i) {
@@ -195,21 +157,21 @@ json op_to_json(const ProgramOp& op) {
 
 Result<Program> parse_program(const json& j) {
   Status err;
-  ObjectReader r(j, "program", err);
+  ObjectReader r(j, "program", err, kPrefix);
   Program p;
   p.name = r.text("name", "", true);
   p.allocator = r.text("allocator", "caching");
   p.repeat = r.integer("repeat", 1);
   if (err.ok() && p.repeat < 0) r.fail("repeat", "must be >= 0");
   if (r.has("process")) {
-    ObjectReader pr(j["process"], "program.process", err);
+    ObjectReader pr(j["process"], "program.process", err, kPrefix);
     p.pid = static_cast<uint32_t>(pr.integer("pid", 0));
     p.process_name = pr.text("name", "");
     pr.only({"pid", "name"});
   }
   if (r.has("comm")) {
     p.has_comm = true;
-    ObjectReader cr(j["comm"], "program.comm", err);
+    ObjectReader cr(j["comm"], "program.comm", err, kPrefix);
     p.comm_name = cr.text("name", "world");
     p.comm_algo = cr.text("algo", "auto");
     cr.only({"name", "algo"});
@@ -219,7 +181,7 @@ Result<Program> parse_program(const json& j) {
   for (std::size_t i = 0; err.ok() && i < j["ranks"].size(); ++i) {
     std::string path = "ranks[" + std::to_string(i) + "]";
     const json& rj = j["ranks"][i];
-    ObjectReader rr(rj, path, err);
+    ObjectReader rr(rj, path, err, kPrefix);
     RankProgram rank;
     rank.device = static_cast<int>(rr.integer("device", 0, true));
     rank.streams = static_cast<int>(rr.integer("streams", 1));

@@ -1,0 +1,54 @@
+#include "telemetry/events.hpp"
+
+namespace npukit::telemetry {
+
+namespace {
+
+// THE event type table. Ids never reused. Words are u64 unless marked f64.
+constexpr EventTypeDef kEventTypes[] = {
+    {EventType::kMarker, "marker", "name: text; a..d: free for the producer"},
+    {EventType::kKernel, "kernel",
+     "ts: start; name: framework op; aux: NPU kernel; a: duration ns; b: stream id; "
+     "c: flops (f64); d: unit (0 cube, 1 vector, 2 AI CPU)"},
+    {EventType::kMemcpy, "memcpy",
+     "ts: start; a: duration ns; b: bytes; c: kind (0 H2D, 1 D2H, 2 D2D); d: stream id"},
+    {EventType::kAlloc, "alloc", "a: bytes; b: device address; c: pid; d: HBM used after, bytes"},
+    {EventType::kFree, "free", "a: bytes; b: device address; c: pid; d: HBM used after, bytes"},
+    {EventType::kCollective, "collective",
+     "ts: start; name: op (AllReduce, ...); aux: algorithm; a: duration ns; b: bytes; "
+     "c: communicator id; d: rank"},
+    {EventType::kHealthChanged, "health_changed", "a: old health; b: new health; c: error code"},
+    {EventType::kThrottleChanged, "throttle_changed",
+     "a: old reasons bitmask; b: new reasons bitmask; c: AI-core clock MHz after"},
+    {EventType::kFaultInjected, "fault_injected", "name: fault kind; a..d: fault parameters"},
+    {EventType::kFaultCleared, "fault_cleared", "name: fault kind"},
+    {EventType::kProcessStarted, "process_started", "name: process name; a: pid"},
+    {EventType::kProcessExited, "process_exited", "a: pid; b: exit status"},
+    {EventType::kJobStarted, "job_started", "name: job name; a: job id; b: pid"},
+    {EventType::kJobFinished, "job_finished",
+     "name: job name; aux: error message (0 when ok); a: job id; b: 0 ok, else error code"},
+    {EventType::kEccError, "ecc_error",
+     "a: 1 single-bit, 2 double-bit; b: error count added; c: isolated pages added"},
+    {EventType::kLinkStateChanged, "link_state_changed", "a: link index; b: 1 up, 0 down"},
+    {EventType::kTaskTimeout, "task_timeout", "name: op; a: stream id; b: waited ns"},
+};
+
+}  // namespace
+
+std::span<const EventTypeDef> all_event_types() { return kEventTypes; }
+
+const EventTypeDef* find_event_type(EventType type) {
+  for (const auto& t : kEventTypes) {
+    if (t.type == type) return &t;
+  }
+  return nullptr;
+}
+
+const EventTypeDef* find_event_type(std::string_view name) {
+  for (const auto& t : kEventTypes) {
+    if (t.name == name) return &t;
+  }
+  return nullptr;
+}
+
+}  // namespace npukit::telemetry

@@ -1,0 +1,42 @@
+#include "telemetry/naming.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+namespace npukit::telemetry {
+
+Status validate_node_name(std::string_view node) {
+  bool ok = !node.empty() && node.size() <= kMaxNodeNameLength;
+  for (char c : node) {
+    bool good = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                c == '_' || c == '.' || c == '-';
+    ok = ok && good;
+  }
+  if (ok) return Status::Ok();
+  return InvalidArgument("invalid node name '" + std::string(node) +
+                         "': use 1-48 characters of [A-Za-z0-9_.-]");
+}
+
+std::string node_name_from_env() {
+  const char* env = std::getenv("NPU_NODE");
+  return env != nullptr && *env != '\0' ? std::string(env) : std::string(kDefaultNodeName);
+}
+
+std::string shm_name(std::string_view node) { return "/npukit-" + std::string(node); }
+
+std::string control_socket_path(std::string_view node) {
+  std::string dir = "/tmp";
+  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+  struct stat st{};
+  if (xdg != nullptr && *xdg == '/' && ::stat(xdg, &st) == 0 && S_ISDIR(st.st_mode)) dir = xdg;
+  return dir + "/npukit-" + std::string(node) + ".sock";
+}
+
+std::string no_daemon_message(std::string_view node) {
+  std::string n(node);
+  return "no npukit node '" + n + "' is running (start one with: npu-emud start --node-name " + n +
+         ")";
+}
+
+}  // namespace npukit::telemetry

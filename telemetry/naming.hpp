@@ -1,0 +1,37 @@
+// Names of a node's bus objects, and the messages every tool prints about them.
+//
+//   shared memory segment  /npukit-<node>   (POSIX shm; on Linux the file /dev/shm/npukit-<node>)
+//   control socket         <dir>/npukit-<node>.sock, <dir> = $XDG_RUNTIME_DIR when it is set
+//                          to an existing directory, else /tmp. The writer also records the
+//                          socket path in the segment header, so a client running with another
+//                          $XDG_RUNTIME_DIR (another user, sudo) still finds the daemon's socket.
+//
+// A node name is 1-48 characters of [A-Za-z0-9_.-]; anything else is InvalidArgument, so a
+// name can never escape /dev/shm or the runtime directory.
+//
+// Thread-safety: pure functions, except node_name_from_env() and control_socket_path(), which
+// read the environment.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "telemetry/status.hpp"
+
+namespace npukit::telemetry {
+
+inline constexpr std::string_view kDefaultNodeName = "npukit";
+inline constexpr std::size_t kMaxNodeNameLength = 48;
+
+// InvalidArgument "invalid node name '<name>': use 1-48 characters of [A-Za-z0-9_.-]".
+Status validate_node_name(std::string_view node);
+// $NPU_NODE when set and non-empty, else "npukit" (not validated: callers validate).
+std::string node_name_from_env();
+// "/npukit-<node>" (the name given to shm_open).
+std::string shm_name(std::string_view node);
+// The default control socket path for `node` (see above).
+std::string control_socket_path(std::string_view node);
+// "no npukit node '<node>' is running (start one with: npu-emud start --node-name <node>)".
+std::string no_daemon_message(std::string_view node);
+
+}  // namespace npukit::telemetry

@@ -1,0 +1,86 @@
+// Helpers for tests that drive the real npu-emud binary.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "telemetry/client.hpp"
+#include "telemetry/control.hpp"
+#include "telemetry/naming.hpp"
+
+namespace npukit::testing {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+inline CommandResult run_command(const std::string& command) {
+  CommandResult r;
+  std::FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+inline std::string emud() { return NPU_EMUD_PATH; }
+
+// A node name no other test (or parallel ctest process) uses.
+inline std::string unique_node(const std::string& tag) {
+  return "t" + std::to_string(getpid()) + "-" + tag;
+}
+
+// Starts a daemon for the test's lifetime; stops it (or cleans up after a kill) at the end.
+class ScopedNode {
+ public:
+  explicit ScopedNode(const std::string& tag, const std::string& extra = "")
+      : name_(unique_node(tag)) {
+    auto r = run_command(emud() + " start --node-name " + name_ + " " + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+  ~ScopedNode() {
+    run_command(emud() + " stop --node-name " + name_);
+    std::string sock = telemetry::control_socket_path(name_);
+    ::unlink(sock.c_str());
+    ::unlink((sock.substr(0, sock.size() - 5) + ".log").c_str());
+  }
+  const std::string& name() const { return name_; }
+  std::unique_ptr<telemetry::Client> client() const {
+    auto c = telemetry::ShmClient::open({.node = name_});
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    return c.ok() ? std::move(*c) : nullptr;
+  }
+  nlohmann::json control(const nlohmann::json& request) const {
+    auto c = client();
+    auto reply = c->control(request);
+    EXPECT_TRUE(reply.ok()) << reply.status().message();
+    return reply.ok() ? *reply : nlohmann::json();
+  }
+
+ private:
+  std::string name_;
+};
+
+// Polls `pred` every 20 ms for up to `limit`.
+template <typename Pred>
+bool eventually(Pred pred, std::chrono::milliseconds limit = std::chrono::seconds(5)) {
+  auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return pred();
+}
+
+}  // namespace npukit::testing
