@@ -87,10 +87,9 @@ Status ProgramRunner::prepare_ops(int rank, const std::vector<ProgramOp>& ops, c
       if (!k.ok()) return k.status();  // the runtime's own message (NotFound, ShapeInferenceError)
       out[i].kernel = std::move(*k);
     } else if (op.kind == Kind::kCollective) {
-      if (!program_.has_comm) return InvalidArgument(where + "a collective needs \"comm\" in the program");
       auto call = parse_call(op);
       if (!call.ok()) return InvalidArgument(where + call.status().message());
-      call->comm = comm_;
+      call->comm = comms_.at(op.comm);
       out[i].call = *call;
     }
   }
@@ -100,8 +99,6 @@ Status ProgramRunner::prepare_ops(int rank, const std::vector<ProgramOp>& ops, c
 Status ProgramRunner::set_up() {
   auto policy = parse_allocator_policy(program_.allocator);
   if (!policy.ok()) return policy.status();
-  auto algo = parse_collective_algo(program_.comm_algo);
-  if (!algo.ok()) return algo.status();
   std::vector<Context*> contexts;
   for (const auto& rp : program_.ranks) {
     auto ctx = node_.create_context(rp.device, program_.pid, program_.process_name, *policy);
@@ -116,17 +113,52 @@ Status ProgramRunner::set_up() {
     contexts.push_back(r.ctx);
     ranks_.push_back(std::move(r));
   }
-  if (program_.has_comm) {
-    auto comm = node_.create_communicator(program_.comm_name, contexts, *algo);
-    if (!comm.ok()) return comm.status();
-    comm_ = *comm;
-  }
+  NPUKIT_RETURN_IF_ERROR(set_up_comms(contexts));
+  NPUKIT_RETURN_IF_ERROR(schedule_faults());
   for (std::size_t i = 0; i < ranks_.size(); ++i) {
     int rank = static_cast<int>(i);
     NPUKIT_RETURN_IF_ERROR(prepare_ops(rank, program_.ranks[i].setup, "setup", ranks_[i].setup_prepared));
     NPUKIT_RETURN_IF_ERROR(prepare_ops(rank, program_.ranks[i].step, "step", ranks_[i].step_prepared));
   }
   return Status::Ok();
+}
+
+Status ProgramRunner::set_up_comms(const std::vector<Context*>& contexts) {
+  for (const auto& spec : program_.comms) {
+    auto algo = parse_collective_algo(spec.algo);
+    if (!algo.ok()) return algo.status();
+    std::vector<Context*> members;
+    if (spec.ranks.empty()) members = contexts;
+    for (int r : spec.ranks) {
+      if (r < 0 || r >= static_cast<int>(contexts.size())) {
+        return InvalidArgument("communicator '" + spec.name + "': rank " + std::to_string(r) + " does not exist");
+      }
+      members.push_back(contexts[r]);
+    }
+    auto comm = node_.create_communicator(spec.name, members, *algo);
+    if (!comm.ok()) return comm.status();
+    comms_.push_back(*comm);
+  }
+  return Status::Ok();
+}
+
+Status ProgramRunner::schedule_faults() {
+  std::vector<FaultEvent> timeline;
+  for (const auto& f : program_.faults) {
+    FaultEvent e;
+    e.at = node_.now() + f.at_ns;
+    e.device = f.device;
+    e.action = f.action == "inject" ? FaultEvent::Action::kInject
+             : f.action == "clear"  ? FaultEvent::Action::kClear
+                                    : FaultEvent::Action::kReset;
+    if (e.action == FaultEvent::Action::kInject) {
+      auto kind = parse_fault(f.fault);
+      if (!kind.ok()) return kind.status();
+      e.kind = *kind;
+    }
+    timeline.push_back(e);
+  }
+  return node_.schedule_faults(timeline);
 }
 
 void ProgramRunner::start(StepFn on_step, DoneFn on_done) {

@@ -78,6 +78,8 @@ class ProgramRunner {
 
   ProgramRunner(Node& node, telemetry::Program program);
   Status set_up();
+  Status set_up_comms(const std::vector<Context*>& contexts);
+  Status schedule_faults();
   void resume(int rank);
   bool advance_phase(int rank);
   Status prepare_ops(int rank, const std::vector<telemetry::ProgramOp>& ops, const char* phase,
@@ -92,7 +94,7 @@ class ProgramRunner {
   Node& node_;
   telemetry::Program program_;
   std::vector<Rank> ranks_;
-  CommId comm_ = 0;
+  std::vector<CommId> comms_;  // program communicator index -> node communicator
   uint64_t peak_reserved_ = 0;
   StepFn on_step_;
   DoneFn on_done_;

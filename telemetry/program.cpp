@@ -98,7 +98,8 @@ ProgramOp parse_op(const json& j, const std::string& path, const RankProgram& ra
       op.dtype = r.text("dtype", "float16");
       op.reduce = r.text("reduce", "sum");
       op.root_or_peer = static_cast<int>(r.has("peer") ? r.integer("peer", 0) : r.integer("root", 0));
-      r.only({"op", "stream", "kind", "count", "dtype", "reduce", "root", "peer"});
+      op.comm = static_cast<int>(r.integer("comm", 0));
+      r.only({"op", "stream", "kind", "count", "dtype", "reduce", "root", "peer", "comm"});
       break;
     case Kind::kHostDelay:
       op.ns = r.integer("ns", 0, true);
@@ -146,11 +147,77 @@ json op_to_json(const ProgramOp& op) {
       j["dtype"] = op.dtype;
       j["reduce"] = op.reduce;
       j[op.name == "Send" || op.name == "Recv" ? "peer" : "root"] = op.root_or_peer;
+      if (op.comm) j["comm"] = op.comm;
       break;
     case Kind::kHostDelay: j["ns"] = op.ns; break;
     default: break;
   }
   return j;
+}
+
+void parse_comms(const json& j, Program& p, Status& err) {
+  if (!j.is_object() || !j.contains("comms")) return;
+  if (!j["comms"].is_array()) {
+    if (err.ok()) err = InvalidArgument(std::string(kPrefix) + "program.comms: expected an array");
+    return;
+  }
+  for (std::size_t i = 0; err.ok() && i < j["comms"].size(); ++i) {
+    ObjectReader cr(j["comms"][i], "comms[" + std::to_string(i) + "]", err, kPrefix);
+    CommSpec c;
+    c.name = cr.text("name", "comm" + std::to_string(i));
+    c.algo = cr.text("algo", "auto");
+    if (cr.has("ranks")) {
+      const json& ranks = cr.raw("ranks");
+      if (!ranks.is_array()) cr.fail("ranks", "expected an array of rank indices");
+      for (const auto& r : ranks) {
+        if (!r.is_number_integer()) cr.fail("ranks", "expected an array of rank indices");
+        else c.ranks.push_back(r.get<int>());
+      }
+    }
+    cr.only({"name", "algo", "ranks"});
+    p.comms.push_back(std::move(c));
+  }
+}
+
+void parse_faults(const json& j, Program& p, Status& err) {
+  if (!j.is_object() || !j.contains("faults")) return;
+  if (!j["faults"].is_array()) {
+    if (err.ok()) err = InvalidArgument(std::string(kPrefix) + "program.faults: expected an array");
+    return;
+  }
+  for (std::size_t i = 0; err.ok() && i < j["faults"].size(); ++i) {
+    ObjectReader fr(j["faults"][i], "faults[" + std::to_string(i) + "]", err, kPrefix);
+    ProgramFault f;
+    f.at_ns = fr.integer("at_ns", 0, true);
+    f.device = static_cast<int>(fr.integer("device", 0, true));
+    f.action = fr.text("action", "inject");
+    f.fault = fr.text("fault", "");
+    if (err.ok() && f.action != "inject" && f.action != "clear" && f.action != "reset") {
+      fr.fail("action", "expected inject, clear or reset, got '" + f.action + "'");
+    }
+    if (err.ok() && f.action == "inject" && f.fault.empty()) fr.fail("fault", "missing");
+    fr.only({"at_ns", "device", "action", "fault"});
+    p.faults.push_back(std::move(f));
+  }
+}
+
+// Every collective names an existing communicator.
+void check_collective_comms(const Program& p, Status& err) {
+  for (std::size_t r = 0; err.ok() && r < p.ranks.size(); ++r) {
+    for (const auto* ops : {&p.ranks[r].setup, &p.ranks[r].step}) {
+      for (std::size_t i = 0; i < ops->size(); ++i) {
+        const ProgramOp& op = (*ops)[i];
+        if (op.kind != Kind::kCollective) continue;
+        if (op.comm < 0 || op.comm >= static_cast<int>(p.comms.size())) {
+          err = InvalidArgument(std::string(kPrefix) + "ranks[" + std::to_string(r) + "]." +
+                                (ops == &p.ranks[r].setup ? "setup" : "step") + "[" + std::to_string(i) +
+                                "].comm: communicator " + std::to_string(op.comm) + " does not exist (program has " +
+                                std::to_string(p.comms.size()) + ")");
+          return;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace
@@ -170,13 +237,16 @@ Result<Program> parse_program(const json& j) {
     pr.only({"pid", "name"});
   }
   if (r.has("comm")) {
-    p.has_comm = true;
     ObjectReader cr(j["comm"], "program.comm", err, kPrefix);
-    p.comm_name = cr.text("name", "world");
-    p.comm_algo = cr.text("algo", "auto");
+    CommSpec c;
+    c.name = cr.text("name", "world");
+    c.algo = cr.text("algo", "auto");
     cr.only({"name", "algo"});
+    p.comms.push_back(c);
   }
-  r.only({"name", "allocator", "repeat", "process", "comm", "ranks"});
+  parse_comms(j, p, err);
+  parse_faults(j, p, err);
+  r.only({"name", "allocator", "repeat", "process", "comm", "comms", "faults", "ranks"});
   if (!r.has("ranks") || !j["ranks"].is_array() || j["ranks"].empty()) r.fail("ranks", "expected a non-empty array");
   for (std::size_t i = 0; err.ok() && i < j["ranks"].size(); ++i) {
     std::string path = "ranks[" + std::to_string(i) + "]";
@@ -194,6 +264,7 @@ Result<Program> parse_program(const json& j) {
     rank.step = parse_ops(rj, "step", path, rank, err);
     p.ranks.push_back(std::move(rank));
   }
+  check_collective_comms(p, err);
   if (!err.ok()) return err;
   return p;
 }
@@ -209,7 +280,16 @@ json program_to_json(const Program& p) {
   }
   json j = {{"name", p.name}, {"allocator", p.allocator}, {"repeat", p.repeat},
             {"process", {{"pid", p.pid}, {"name", p.process_name}}}, {"ranks", ranks}};
-  if (p.has_comm) j["comm"] = {{"name", p.comm_name}, {"algo", p.comm_algo}};
+  if (!p.comms.empty()) {
+    j["comms"] = json::array();
+    for (const auto& c : p.comms) j["comms"].push_back({{"name", c.name}, {"algo", c.algo}, {"ranks", c.ranks}});
+  }
+  if (!p.faults.empty()) {
+    j["faults"] = json::array();
+    for (const auto& f : p.faults) {
+      j["faults"].push_back({{"at_ns", f.at_ns}, {"device", f.device}, {"action", f.action}, {"fault", f.fault}});
+    }
+  }
   return j;
 }
 

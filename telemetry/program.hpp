@@ -5,7 +5,8 @@
 // JSON shape (every field named here; unknown fields are errors so typos surface):
 //   { "name": "resnet50-train", "allocator": "caching", "repeat": 10,
 //     "process": {"pid": 4242, "name": "python3"},
-//     "comm": {"name": "world", "algo": "auto"},            // optional: one communicator over all ranks
+//     "comms": [{"name": "world", "algo": "auto", "ranks": [0, 1, ...]}],  // optional communicators
+//     (or "comm": {"name": "world", "algo": "auto"}: one communicator over all ranks)
 //     "ranks": [ { "device": 0, "streams": 2, "events": 1,
 //                  "setup": [ <op>... ],                     // once
 //                  "step":  [ <op>... ] } ] }                // `repeat` times
@@ -16,9 +17,10 @@
 //   {"op":"memcpy","stream":S,"kind":"H2D"|"D2H"|"D2D","bytes":N}
 //   {"op":"record","stream":S,"event":E}   {"op":"wait","stream":S,"event":E}
 //   {"op":"collective","stream":S,"kind":"AllReduce","count":N,"dtype":"float16",
-//    "reduce":"sum","root":R,"peer":P}
+//    "reduce":"sum","root":R,"peer":P,"comm":C}   (C indexes "comms"; 0 by default)
 //   {"op":"host_delay","ns":N}             (host-side time: data loading, Python overhead)
 //   {"op":"sync"} / {"op":"sync","stream":S}
+// Faults: "faults": [{"at_ns": N, "device": D, "action": "inject", "fault": "over-temperature"}]
 // Values are checked when the program is parsed; errors name the JSON path
 // ("program error: ranks[0].step[3].stream: stream 2 does not exist (rank has 2 streams)").
 #pragma once
@@ -49,7 +51,22 @@ struct ProgramOp {
   std::string dtype;         // collective dtype
   std::string reduce = "sum";
   int root_or_peer = 0;
+  int comm = 0;              // collective: index into Program::comms
   int64_t ns = 0;            // host_delay
+};
+
+struct CommSpec {
+  std::string name = "world";
+  std::string algo = "auto";
+  std::vector<int> ranks;  // program ranks in communicator-rank order; empty = all ranks
+};
+
+// A fault on the program's timeline, relative to the job's start.
+struct ProgramFault {
+  int64_t at_ns = 0;
+  int device = 0;
+  std::string action = "inject";  // inject, clear, reset
+  std::string fault;              // for inject
 };
 
 struct RankProgram {
@@ -66,9 +83,8 @@ struct Program {
   std::string process_name;
   std::string allocator = "caching";
   int64_t repeat = 1;
-  bool has_comm = false;
-  std::string comm_name = "world";
-  std::string comm_algo = "auto";
+  std::vector<CommSpec> comms;
+  std::vector<ProgramFault> faults;
   std::vector<RankProgram> ranks;
 };
 

@@ -8,7 +8,7 @@ namespace {
 using nlohmann::json;
 
 json minimal() {
-  return json::parse(R"({"name": "p", "repeat": 2, "ranks": [
+  return json::parse(R"({"name": "p", "repeat": 2, "comm": {"name": "world"}, "ranks": [
       {"device": 0, "streams": 2, "events": 1,
        "setup": [{"op": "alloc", "buf": "w", "bytes": 1024}],
        "step": [{"op": "kernel", "stream": 1, "name": "aten::mm",
@@ -55,6 +55,12 @@ TEST(Program, ErrorsNameTheJsonPath) {
   j.erase("ranks");
   EXPECT_EQ(error_of(j), "program error: program.ranks: expected a non-empty array");
   EXPECT_EQ(error_of(json::array()), "program error: program: expected an object");
+  j = minimal();
+  j.erase("comm");
+  EXPECT_EQ(error_of(j), "program error: ranks[0].step[3].comm: communicator 0 does not exist (program has 0)");
+  j = minimal();
+  j["faults"] = json::parse(R"([{"at_ns": 5, "device": 0, "action": "explode"}])");
+  EXPECT_EQ(error_of(j), "program error: faults[0].action: expected inject, clear or reset, got 'explode'");
 }
 
 }  // namespace
