@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Writes the model workloads in workloads/builtin/ from their architecture descriptions.
+
+The JSON files are what npu-run reads; this script only saves typing the layer lists
+(ResNet-50's 53 convolutions, a transformer's layers). Run it after changing a model here.
+Pooling has no NPU kernel in the emulator's registry yet: max/avg pooling is represented by
+a memory-bound pass over the tensor (aten::relu / aten::mean), which is what it costs.
+"""
+import json
+import os
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "workloads", "builtin")
+
+
+def conv_out(h, k, s, p):
+    return (h + 2 * p - k) // s + 1
+
+
+def conv_bn(layers, n, cin, cout, h, k, s, relu=True, repeat=1):
+    p = k // 2
+    ho = conv_out(h, k, s, p)
+    layers.append({"op": "conv2d", "inputs": [[n, cin, h, h], [cout, cin, k, k]],
+                   "attrs": {"strides": [s, s], "pads": [p, p]}, "repeat": repeat})
+    layers.append({"op": "batch_norm", "inputs": [[n, cout, ho, ho], [cout], [cout]], "repeat": repeat})
+    if relu:
+        layers.append({"op": "relu", "inputs": [[n, cout, ho, ho]], "repeat": repeat})
+    return ho
+
+
+def bottleneck(layers, n, cin, mid, cout, h, stride, repeat=1):
+    conv_bn(layers, n, cin, mid, h, 1, 1, repeat=repeat)
+    ho = conv_bn(layers, n, mid, mid, h, 3, stride, repeat=repeat)
+    conv_bn(layers, n, mid, cout, ho, 1, 1, relu=False, repeat=repeat)
+    layers.append({"op": "add", "inputs": [[n, cout, ho, ho], [n, cout, ho, ho]], "repeat": repeat})
+    layers.append({"op": "relu", "inputs": [[n, cout, ho, ho]], "repeat": repeat})
+    return ho
+
+
+def resnet50(n):
+    layers = []
+    h = conv_bn(layers, n, 3, 64, 224, 7, 2)
+    layers.append({"op": "relu", "inputs": [[n, 64, h, h]], "comment": "max pool 3x3/2 (memory-bound pass)"})
+    h = 56
+    cin = 64
+    for mid, cout, blocks, stride in [(64, 256, 3, 1), (128, 512, 4, 2), (256, 1024, 6, 2), (512, 2048, 3, 2)]:
+        ho = conv_out(h, 1, stride, 0)
+        layers.append({"op": "conv2d", "inputs": [[n, cin, h, h], [cout, cin, 1, 1]],
+                       "attrs": {"strides": [stride, stride], "pads": [0, 0]}, "comment": "downsample"})
+        layers.append({"op": "batch_norm", "inputs": [[n, cout, ho, ho], [cout], [cout]]})
+        h2 = bottleneck(layers, n, cin, mid, cout, h, stride)
+        bottleneck(layers, n, cout, mid, cout, h2, 1, repeat=blocks - 1)
+        h, cin = h2, cout
+    layers.append({"op": "mean", "inputs": [[n, 2048, 7, 7]], "attrs": {"axes": [2, 3]}, "comment": "avg pool"})
+    layers.append({"op": "matmul", "inputs": [[n, 2048], [2048, 1000]]})
+    layers.append({"op": "softmax_with_cross_entropy", "inputs": [[n, 1000], {"shape": [n], "dtype": "int32"}],
+                   "trainable": False})
+    return layers
+
+
+def transformer(batch, seq, hidden, heads, ffn, layers_n, vocab, tp=1):
+    t = batch * seq
+    hd = hidden // heads
+    h_tp = heads // tp
+    L = []
+    L.append({"op": "aten::embedding", "inputs": [[vocab // tp, hidden], {"shape": [batch, seq], "dtype": "int64"}]})
+    L.append({"op": "aten::layer_norm", "inputs": [[t, hidden], [hidden], [hidden]]})
+    block = [
+        {"op": "aten::mm", "inputs": [[t, hidden], [hidden, 3 * hidden // tp]], "comment": "QKV"},
+        {"op": "aten::bmm", "inputs": [[batch * h_tp, seq, hd], [batch * h_tp, hd, seq]], "comment": "scores"},
+        {"op": "aten::softmax", "inputs": [[batch * h_tp, seq, seq]]},
+        {"op": "aten::bmm", "inputs": [[batch * h_tp, seq, seq], [batch * h_tp, seq, hd]], "comment": "context"},
+        {"op": "aten::mm", "inputs": [[t, hidden // tp], [hidden // tp, hidden]], "comment": "attention out"},
+        {"op": "aten::add", "inputs": [[t, hidden], [t, hidden]]},
+        {"op": "aten::layer_norm", "inputs": [[t, hidden], [hidden], [hidden]]},
+        {"op": "aten::mm", "inputs": [[t, hidden], [hidden, ffn // tp]], "comment": "FFN up"},
+        {"op": "aten::gelu", "inputs": [[t, ffn // tp]]},
+        {"op": "aten::mm", "inputs": [[t, ffn // tp], [ffn // tp, hidden]], "comment": "FFN down"},
+        {"op": "aten::add", "inputs": [[t, hidden], [t, hidden]]},
+        {"op": "aten::layer_norm", "inputs": [[t, hidden], [hidden], [hidden]]},
+    ]
+    for op in block:
+        op["repeat"] = layers_n
+    L += block
+    masked = max(1, t * 15 // 100)
+    L.append({"op": "aten::mm", "inputs": [[masked, hidden], [hidden, vocab // tp]], "comment": "MLM head (15% of tokens)"})
+    L.append({"op": "softmax_with_cross_entropy", "inputs": [[masked, vocab // tp], {"shape": [masked], "dtype": "int32"}],
+              "trainable": False})
+    return L
+
+
+def transformer_params(hidden, ffn, layers_n, vocab):
+    return layers_n * (4 * hidden * hidden + 2 * hidden * ffn) + vocab * hidden
+
+
+def write(name, doc):
+    with open(os.path.join(OUT, name + ".json"), "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+def main():
+    write("resnet50-train", {
+        "name": "resnet50-train",
+        "description": "ResNet-50 v1.5 training, batch 256 per device, mixed precision, data parallel (MindSpore benchmark setup)",
+        "kind": "train", "dtype": "float16", "steps": 20, "samples_per_step": 256, "unit": "img/s",
+        "parallel": {"dp": 8}, "input_bytes_per_sample": 3 * 224 * 224 * 2, "params": 25557032,
+        "optimizer": "sgd", "grad_buckets": 4, "layers": resnet50(256)})
+    write("bert-large-train", {
+        "name": "bert-large-train",
+        "description": "BERT-Large pretraining, sequence 128, batch 96 per device, data parallel (MindSpore benchmark setup)",
+        "kind": "train", "dtype": "float16", "steps": 10, "samples_per_step": 96, "unit": "seq/s",
+        "parallel": {"dp": 8}, "input_bytes_per_sample": 128 * 8 * 3, "params": 340000000,
+        "optimizer": "adam", "grad_buckets": 8, "layers": transformer(96, 128, 1024, 16, 4096, 24, 21128)})
+    tp = 2
+    write("ernie3-train", {
+        "name": "ernie3-train",
+        "description": "ERNIE-3.0 (24 layers, hidden 1024, 16 heads) pretraining, sequence 512, dp 4 x tp 2 over 8 devices",
+        "kind": "train", "dtype": "float16", "steps": 20, "samples_per_step": 64, "unit": "seq/s",
+        "parallel": {"dp": 4, "tp": tp}, "input_bytes_per_sample": 512 * 8 * 3,
+        "params": transformer_params(1024, 4096, 24, 40000), "optimizer": "adam", "grad_buckets": 8,
+        "tp_allreduce_bytes": 4 * 24 * 64 * 512 * 1024 * 2, "loader_ms": 5,
+        "layers": transformer(64, 512, 1024, 16, 4096, 24, 40000, tp=tp)})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+#include "workloads/compiler.hpp"
+
+#include <algorithm>
+
+#include "workloads/ops.hpp"
+
+namespace npukit::work {
+
+namespace {
+
+using telemetry::ProgramOp;
+using Kind = ProgramOp::Kind;
+using nlohmann::json;
+
+constexpr int kCompute = 0, kCopy = 1, kComm = 2;
+
+std::size_t dtype_bytes(const std::string& dtype) {
+  if (dtype == "float32" || dtype == "int32") return 4;
+  if (dtype == "int64") return 8;
+  if (dtype == "int8" || dtype == "bool") return 1;
+  return 2;
+}
+
+ProgramOp kernel(const StepOp& s, int stream = kCompute) {
+  ProgramOp op;
+  op.kind = Kind::kKernel;
+  op.stream = stream;
+  op.name = s.name;
+  op.inputs = json::array();
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) op.inputs.push_back({{"shape", s.inputs[i]}, {"dtype", s.dtypes[i]}});
+  op.attrs = s.attrs.is_object() ? s.attrs : nlohmann::json::object();
+  op.attrs.erase("comment");
+  return op;
+}
+
+ProgramOp simple(Kind kind, int stream = -1) {
+  ProgramOp op;
+  op.kind = kind;
+  op.stream = stream;
+  return op;
+}
+
+ProgramOp alloc(const std::string& buf, uint64_t bytes) {
+  ProgramOp op = simple(Kind::kAlloc);
+  op.buffer = buf;
+  op.bytes = std::max<uint64_t>(bytes, 512);
+  return op;
+}
+
+ProgramOp free_op(const std::string& buf) {
+  ProgramOp op = simple(Kind::kFree);
+  op.buffer = buf;
+  return op;
+}
+
+ProgramOp event_op(Kind kind, int stream, int event) {
+  ProgramOp op = simple(kind, stream);
+  op.event = event;
+  return op;
+}
+
+ProgramOp memcpy_op(const char* kind, uint64_t bytes, int stream) {
+  ProgramOp op = simple(Kind::kMemcpy, stream);
+  op.name = kind;
+  op.bytes = std::max<uint64_t>(bytes, 1);
+  return op;
+}
+
+ProgramOp allreduce(uint64_t count, int comm, const std::string& dtype, int stream) {
+  ProgramOp op = simple(Kind::kCollective, stream);
+  op.name = "AllReduce";
+  op.count = std::max<uint64_t>(count, 1);
+  op.dtype = dtype;
+  op.comm = comm;
+  return op;
+}
+
+ProgramOp delay(double ms) {
+  ProgramOp op = simple(Kind::kHostDelay);
+  op.ns = static_cast<int64_t>(ms * 1e6);
+  return op;
+}
+
+// The forward layers, expanded by their repeat counts, and the activation bytes they produce.
+struct Forward {
+  std::vector<StepOp> ops;
+  std::vector<bool> trainable;
+  uint64_t activation_bytes = 0;
+};
+
+Forward expand(const Workload& w) {
+  Forward f;
+  for (const Layer& l : w.layers) {
+    StepOp op = forward_op(l, w.dtype);
+    uint64_t out_bytes = static_cast<uint64_t>(elements(output_shape(op))) * dtype_bytes(w.dtype);
+    for (int64_t r = 0; r < l.repeat; ++r) {
+      f.ops.push_back(op);
+      f.trainable.push_back(l.trainable);
+      f.activation_bytes += out_bytes;
+    }
+  }
+  return f;
+}
+
+// Rank layout: rank = dp_index * tp + tp_index. Communicators: 0 world, then one per dp group
+// (ranks sharing a tp index), then one per tp group.
+int dp_comm(const Workload& w, int rank) { return 1 + rank % w.tp; }
+int tp_comm(const Workload& w, int rank) { return 1 + w.tp + rank / w.tp; }
+
+std::vector<telemetry::CommSpec> communicators(const Workload& w) {
+  std::vector<telemetry::CommSpec> comms{{"world", "auto", {}}};
+  for (int t = 0; t < w.tp; ++t) {
+    telemetry::CommSpec c{"dp" + std::to_string(t), "auto", {}};
+    for (int d = 0; d < w.dp; ++d) c.ranks.push_back(d * w.tp + t);
+    comms.push_back(c);
+  }
+  for (int d = 0; d < w.dp; ++d) {
+    telemetry::CommSpec c{"tp" + std::to_string(d), "auto", {}};
+    for (int t = 0; t < w.tp; ++t) c.ranks.push_back(d * w.tp + t);
+    comms.push_back(c);
+  }
+  return comms;
+}
+
+void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<ProgramOp>& step) {
+  std::vector<std::pair<StepOp, bool>> bwd;  // (op, is a matmul grad)
+  for (std::size_t i = fwd.ops.size(); i-- > 0;) {
+    if (!fwd.trainable[i]) continue;
+    for (auto& g : backward_ops(fwd.ops[i], w.dtype)) bwd.emplace_back(g, family_of(fwd.ops[i].name) == Family::kMatmul);
+  }
+  uint64_t grad_elems = static_cast<uint64_t>(w.params / w.tp);
+  int buckets = w.dp > 1 ? w.grad_buckets : 0;
+  std::size_t per_bucket = buckets ? std::max<std::size_t>(1, bwd.size() / buckets) : 0;
+  int tp_syncs = 0;
+  for (const auto& [op, mm] : bwd) tp_syncs += mm;
+  int bucket = 0;
+  for (std::size_t i = 0; i < bwd.size(); ++i) {
+    step.push_back(kernel(bwd[i].first));
+    if (w.tp > 1 && bwd[i].second && tp_syncs > 0) {
+      step.push_back(allreduce(static_cast<uint64_t>(w.tp_allreduce_bytes / 2 / tp_syncs / dtype_bytes(w.dtype)),
+                               tp_comm(w, rank), w.dtype, kCompute));
+    }
+    bool bucket_done = buckets && ((i + 1) % per_bucket == 0 || i + 1 == bwd.size()) && bucket < buckets;
+    if (bucket_done) {
+      step.push_back(event_op(Kind::kRecord, kCompute, 1 + bucket));
+      step.push_back(event_op(Kind::kWait, kComm, 1 + bucket));
+      step.push_back(allreduce(grad_elems / buckets, dp_comm(w, rank), w.dtype, kComm));
+      ++bucket;
+    }
+  }
+  if (buckets) {
+    step.push_back(event_op(Kind::kRecord, kComm, 1 + w.grad_buckets));
+    step.push_back(event_op(Kind::kWait, kCompute, 1 + w.grad_buckets));
+  }
+}
+
+void add_optimizer(const Workload& w, std::vector<ProgramOp>& step) {
+  int64_t n = std::max<int64_t>(1, w.params / w.tp);
+  if (w.optimizer == "adam") {
+    StepOp adam{"ApplyAdam", {{n}, {n}, {n}, {n}}, {"float32", "float32", "float32", "float32"}, {{"step", 1}}};
+    step.push_back(kernel(adam));
+  } else if (w.optimizer == "sgd") {
+    step.push_back(kernel({"aten::add", {{n}, {n}}, {"float32", "float32"}, {}}));
+  }
+}
+
+telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int rank, bool train) {
+  telemetry::RankProgram rp;
+  rp.streams = 3;
+  rp.events = 2 + w.grad_buckets;
+  uint64_t shard = static_cast<uint64_t>(w.params / w.tp);
+  rp.setup.push_back(alloc("weights", shard * dtype_bytes(w.dtype)));
+  if (train) {
+    rp.setup.push_back(alloc("grads", shard * dtype_bytes(w.dtype)));
+    if (w.optimizer == "adam") rp.setup.push_back(alloc("optimizer", shard * 12));
+  }
+  auto& step = rp.step;
+  if (w.loader_ms > 0) step.push_back(delay(w.loader_ms));
+  step.push_back(alloc("activations", fwd.activation_bytes * (train ? 1 : 0) + fwd.activation_bytes / 8));
+  step.push_back(memcpy_op("H2D", static_cast<uint64_t>(w.input_bytes_per_sample * w.samples_per_step), kCopy));
+  step.push_back(event_op(Kind::kRecord, kCopy, 0));
+  step.push_back(event_op(Kind::kWait, kCompute, 0));
+  int tp_syncs = 0;
+  for (const auto& op : fwd.ops) tp_syncs += family_of(op.name) == Family::kMatmul;
+  for (const auto& op : fwd.ops) {
+    step.push_back(kernel(op));
+    if (w.tp > 1 && family_of(op.name) == Family::kMatmul && tp_syncs > 0) {
+      step.push_back(allreduce(static_cast<uint64_t>(w.tp_allreduce_bytes / 2 / tp_syncs / dtype_bytes(w.dtype)),
+                               tp_comm(w, rank), w.dtype, kCompute));
+    }
+  }
+  if (train) {
+    add_backward(w, fwd, rank, step);
+    add_optimizer(w, step);
+  } else {
+    step.push_back(memcpy_op("D2H", static_cast<uint64_t>(w.samples_per_step) * 4, kCompute));
+  }
+  step.push_back(free_op("activations"));
+  return rp;
+}
+
+}  // namespace
+
+Result<std::vector<CompiledPoint>> compile_sweep(const Workload& w, const CompileOptions& o,
+                                                 const telemetry::Program& base);
+Result<telemetry::Program> compile_special(const Workload& w, const telemetry::Program& base);
+
+Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const CompileOptions& o) {
+  if (w.pp != 1) return InvalidArgument("workload " + w.name + ": pipeline parallelism (pp > 1) is not modelled yet");
+  telemetry::Program base;
+  base.name = w.name;
+  base.process_name = o.process_name;
+  base.allocator = o.allocator.empty() ? w.allocator : o.allocator;
+  base.repeat = o.steps > 0 ? o.steps : w.steps;
+  std::vector<int> devices = !o.devices.empty() ? o.devices : w.devices;
+  int ranks = w.ranks();
+  if (devices.empty()) {
+    for (int r = 0; r < ranks; ++r) devices.push_back(r);
+  }
+  Workload shaped = w;
+  if (static_cast<int>(devices.size()) != ranks) {  // --devices chose fewer/more ranks: scale dp
+    if (w.tp != 1 || devices.empty()) {
+      return InvalidArgument("workload " + w.name + " needs " + std::to_string(ranks) + " devices (dp " +
+                             std::to_string(w.dp) + " x tp " + std::to_string(w.tp) + "), got " +
+                             std::to_string(devices.size()));
+    }
+    shaped.dp = static_cast<int>(devices.size());
+  }
+  for (const FaultAt& f : w.faults) {
+    base.faults.push_back({static_cast<int64_t>(f.at_ms * 1e6), f.device, f.action, f.fault});
+  }
+  if (w.kind == "allreduce-sweep" || w.kind == "matmul-sweep") {
+    for (int d : devices) base.ranks.push_back({d, 3, 2, {}, {}});
+    return compile_sweep(shaped, o, base);
+  }
+  telemetry::Program p = base;
+  if (w.kind == "train" || w.kind == "infer") {
+    p.comms = communicators(shaped);
+    Forward fwd = expand(shaped);
+    for (int r = 0; r < shaped.ranks(); ++r) {
+      telemetry::RankProgram rp = model_rank(shaped, fwd, r, w.kind == "train");
+      rp.device = devices[r];
+      p.ranks.push_back(std::move(rp));
+    }
+  } else {
+    for (int d : devices) p.ranks.push_back({d, 3, 2, {}, {}});
+    auto special = compile_special(shaped, p);
+    if (!special.ok()) return special.status();
+    p = std::move(*special);
+  }
+  return std::vector<CompiledPoint>{{std::move(p), "", 0, 0, 0}};
+}
+
+}  // namespace npukit::work

@@ -1,0 +1,134 @@
+#include "workloads/ops.hpp"
+
+#include <map>
+
+namespace npukit::work {
+
+namespace {
+
+const std::map<std::string, Family>& families() {
+  static const std::map<std::string, Family> table = {
+      {"matmul", Family::kMatmul},          {"matmul_v2", Family::kMatmul},      {"aten::mm", Family::kMatmul},
+      {"aten::matmul", Family::kMatmul},    {"bmm", Family::kBatchMatmul},       {"aten::bmm", Family::kBatchMatmul},
+      {"conv2d", Family::kConv},            {"aten::conv2d", Family::kConv},     {"aten::convolution", Family::kConv},
+      {"relu", Family::kRelu},              {"aten::relu", Family::kRelu},       {"gelu", Family::kGelu},
+      {"aten::gelu", Family::kGelu},        {"softmax", Family::kSoftmax},       {"aten::softmax", Family::kSoftmax},
+      {"layer_norm", Family::kLayerNorm},   {"aten::layer_norm", Family::kLayerNorm},
+      {"batch_norm", Family::kBatchNorm},   {"aten::batch_norm", Family::kBatchNorm},
+      {"add", Family::kEltwise},            {"aten::add", Family::kEltwise},     {"elementwise_add", Family::kEltwise},
+      {"mul", Family::kEltwise},            {"aten::mul", Family::kEltwise},     {"multiply", Family::kEltwise},
+      {"embedding", Family::kEmbedding},    {"aten::embedding", Family::kEmbedding},
+      {"lookup_table_v2", Family::kEmbedding},
+      {"softmax_with_cross_entropy", Family::kLoss}, {"cross_entropy", Family::kLoss},
+      {"aten::cross_entropy_loss", Family::kLoss},
+      {"mean", Family::kReduce},            {"aten::mean", Family::kReduce},     {"reduce_mean", Family::kReduce},
+      {"sum", Family::kReduce},             {"aten::sum", Family::kReduce},
+  };
+  return table;
+}
+
+StepOp op(std::string name, std::vector<Shape> inputs, std::vector<std::string> dtypes,
+          nlohmann::json attrs = nlohmann::json::object()) {
+  return {std::move(name), std::move(inputs), std::move(dtypes), std::move(attrs)};
+}
+
+int64_t conv_dim(int64_t in, int64_t k, int64_t stride, int64_t pad) { return (in + 2 * pad - k) / stride + 1; }
+
+Shape conv_output(const StepOp& f) {
+  const Shape& x = f.inputs[0];
+  const Shape& w = f.inputs[1];
+  auto pair = [&](const char* key, int64_t fallback, int i) {
+    return f.attrs.contains(key) ? f.attrs[key][i].get<int64_t>() : fallback;
+  };
+  return {x[0], w[0], conv_dim(x[2], w[2], pair("strides", 1, 0), pair("pads", 0, 0)),
+          conv_dim(x[3], w[3], pair("strides", 1, 1), pair("pads", 0, 1))};
+}
+
+Shape swap_last_two(Shape s) {
+  std::swap(s[s.size() - 1], s[s.size() - 2]);
+  return s;
+}
+
+}  // namespace
+
+Family family_of(const std::string& name) {
+  auto it = families().find(name);
+  return it == families().end() ? Family::kOther : it->second;
+}
+
+int64_t elements(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+StepOp forward_op(const Layer& layer, const std::string& dtype) {
+  StepOp f{layer.op, layer.inputs, {}, layer.attrs};
+  for (std::size_t i = 0; i < layer.inputs.size(); ++i) {
+    const auto& raw = layer.raw_inputs[i];
+    f.dtypes.push_back(raw.is_object() && raw.contains("dtype") ? raw["dtype"].get<std::string>() : dtype);
+  }
+  return f;
+}
+
+Shape output_shape(const StepOp& f) {
+  const auto& in = f.inputs;
+  if (in.empty()) return {};
+  switch (family_of(f.name)) {
+    case Family::kMatmul: return in.size() == 2 && in[0].size() == 2 ? Shape{in[0][0], in[1][1]} : Shape{};
+    case Family::kBatchMatmul: {
+      Shape s = in[0];
+      if (in.size() == 2 && s.size() >= 2) s.back() = in[1].back();
+      return s;
+    }
+    case Family::kConv: return in.size() == 2 && in[0].size() == 4 && in[1].size() == 4 ? conv_output(f) : Shape{};
+    case Family::kEmbedding: {
+      Shape s = in.size() == 2 ? in[1] : Shape{};
+      if (!s.empty()) s.push_back(in[0][1]);
+      return s;
+    }
+    case Family::kLoss: return Shape{in[0][0]};
+    case Family::kReduce: return Shape{in[0][0], in[0].size() > 1 ? in[0][1] : 1};
+    default: return in[0];
+  }
+}
+
+std::vector<StepOp> backward_ops(const StepOp& f, const std::string& dtype) {
+  const auto& in = f.inputs;
+  Shape out = output_shape(f);
+  switch (family_of(f.name)) {
+    case Family::kMatmul:  // dA = dY x B^T, dB = A^T x dY
+      return {op("aten::mm", {out, swap_last_two(in[1])}, {dtype, dtype}),
+              op("aten::mm", {swap_last_two(in[0]), out}, {dtype, dtype})};
+    case Family::kBatchMatmul:
+      return {op("aten::bmm", {out, swap_last_two(in[1])}, {dtype, dtype}),
+              op("aten::bmm", {swap_last_two(in[0]), out}, {dtype, dtype})};
+    case Family::kConv: {
+      nlohmann::json a = f.attrs;
+      nlohmann::json ai = a, af = a;
+      ai["input_size"] = in[0];
+      af["filter_size"] = in[1];
+      return {op("Conv2DBackpropInput", {out, in[1]}, {dtype, dtype}, ai),
+              op("Conv2DBackpropFilter", {in[0], out}, {dtype, dtype}, af)};
+    }
+    case Family::kRelu: return {op("ReluGrad", {out, in[0]}, {dtype, dtype})};
+    case Family::kGelu: return {op("GeluGrad", {out, in[0]}, {dtype, dtype})};
+    case Family::kSoftmax: return {op("SoftmaxGrad", {out, out}, {dtype, dtype})};
+    case Family::kLayerNorm: {
+      Shape stats = in[0];
+      stats.back() = 1;
+      return {op("LayerNormGrad", {out, in[0], in[1], stats, stats}, {dtype, dtype, dtype, "float32", "float32"})};
+    }
+    case Family::kBatchNorm: {
+      Shape c{in[0][1]};
+      return {op("BatchNormGrad", {out, in[0], c, c, c}, {dtype, dtype, "float32", "float32", "float32"})};
+    }
+    case Family::kEmbedding:  // dense gradient accumulation into the looked-up rows
+      return {op("aten::add", {out, out}, {dtype, dtype})};
+    case Family::kReduce:  // broadcast the gradient back over the reduced dims
+      return {op("aten::add", {in[0], in[0]}, {dtype, dtype})};
+    default: return {};  // eltwise add passes gradients through; losses produce their own
+  }
+}
+
+}  // namespace npukit::work

@@ -1,0 +1,40 @@
+// What the workload compiler knows about framework ops: their family (to derive output shapes
+// and backward ops of training steps) and the grad ops each family produces. The kernels
+// themselves (infer-shape, cost) live in the emulator's registry; the compiler only needs the
+// output shape of each forward layer to shape its gradients, and the runtime re-checks
+// everything when the program is prepared.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "workloads/workload.hpp"
+
+namespace npukit::work {
+
+using Shape = std::vector<int64_t>;
+
+// A kernel-level op of a compiled step: name (framework or kernel name), inputs, attrs.
+struct StepOp {
+  std::string name;
+  std::vector<Shape> inputs;
+  std::vector<std::string> dtypes;  // per input
+  nlohmann::json attrs = nlohmann::json::object();
+};
+
+enum class Family { kMatmul, kBatchMatmul, kConv, kRelu, kGelu, kSoftmax, kLayerNorm, kBatchNorm, kEltwise,
+                    kEmbedding, kLoss, kReduce, kOther };
+Family family_of(const std::string& op);
+
+// The forward layer as a StepOp (input dtypes: the layer's own, else `dtype`).
+StepOp forward_op(const Layer& layer, const std::string& dtype);
+// Output shape of a forward op (empty when the family does not say).
+Shape output_shape(const StepOp& op);
+// The gradient ops of one forward op, in the order a framework issues them.
+std::vector<StepOp> backward_ops(const StepOp& fwd, const std::string& dtype);
+int64_t elements(const Shape& s);
+
+}  // namespace npukit::work

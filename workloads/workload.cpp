@@ -1,0 +1,185 @@
+#include "workloads/workload.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "telemetry/json_reader.hpp"
+
+namespace npukit::work {
+
+namespace {
+
+using nlohmann::json;
+
+Result<std::vector<std::vector<int64_t>>> read_shapes(const json& j, ObjectReader& r) {
+  std::vector<std::vector<int64_t>> shapes;
+  if (!j.is_array()) {
+    r.fail("inputs", "expected an array of shapes");
+    return shapes;
+  }
+  for (std::size_t i = 0; i < j.size(); ++i) {
+    const json& shape = j[i].is_object() && j[i].contains("shape") ? j[i]["shape"] : j[i];
+    std::vector<int64_t> dims;
+    bool ok = shape.is_array();
+    for (const auto& d : shape) {
+      if (!d.is_number_integer() || (d.get<int64_t>() < 1 && d.get<int64_t>() != -1)) ok = false;
+      else dims.push_back(d.get<int64_t>());
+    }
+    if (!ok) r.fail("inputs[" + std::to_string(i) + "]", "expected an array of dims (positive integers, -1 for dynamic)");
+    shapes.push_back(std::move(dims));
+  }
+  return shapes;
+}
+
+void read_layers(const json& doc, Workload& w, Status& err, const std::string& prefix) {
+  if (!doc.contains("layers")) return;
+  if (!doc["layers"].is_array()) {
+    if (err.ok()) err = InvalidArgument(prefix + "layers: expected an array");
+    return;
+  }
+  for (std::size_t i = 0; err.ok() && i < doc["layers"].size(); ++i) {
+    ObjectReader r(doc["layers"][i], "layers[" + std::to_string(i) + "]", err, prefix);
+    Layer l;
+    l.op = r.text("op", "", true);
+    if (r.has("inputs")) {
+      l.inputs = *read_shapes(r.raw("inputs"), r);
+      l.raw_inputs = r.raw("inputs");
+    }
+    else r.fail("inputs", "missing");
+    if (r.has("attrs")) {
+      l.attrs = r.raw("attrs");
+      if (!l.attrs.is_object()) r.fail("attrs", "expected an object");
+    }
+    l.repeat = r.integer("repeat", 1);
+    if (err.ok() && (l.repeat < 1 || l.repeat > 100000)) r.fail("repeat", "must be in [1, 100000]");
+    l.trainable = r.boolean("trainable", true);
+    r.only({"op", "inputs", "attrs", "repeat", "trainable", "comment"});
+    w.layers.push_back(std::move(l));
+  }
+}
+
+void read_faults(const json& doc, Workload& w, Status& err, const std::string& prefix) {
+  if (!doc.contains("faults")) return;
+  if (!doc["faults"].is_array()) {
+    if (err.ok()) err = InvalidArgument(prefix + "faults: expected an array");
+    return;
+  }
+  for (std::size_t i = 0; err.ok() && i < doc["faults"].size(); ++i) {
+    ObjectReader r(doc["faults"][i], "faults[" + std::to_string(i) + "]", err, prefix);
+    FaultAt f;
+    f.at_ms = r.number("at_ms", 0, true);
+    f.device = static_cast<int>(r.integer("device", 0, true));
+    f.action = r.text("action", "inject");
+    f.fault = r.text("fault", "");
+    r.only({"at_ms", "device", "action", "fault"});
+    w.faults.push_back(std::move(f));
+  }
+}
+
+void read_parallel(const json& doc, Workload& w, Status& err, const std::string& prefix) {
+  if (!doc.contains("parallel")) return;
+  ObjectReader r(doc["parallel"], "parallel", err, prefix);
+  w.dp = static_cast<int>(r.integer("dp", 1));
+  w.tp = static_cast<int>(r.integer("tp", 1));
+  w.pp = static_cast<int>(r.integer("pp", 1));
+  for (const char* k : {"dp", "tp", "pp"}) {
+    int v = static_cast<int>(r.integer(k, 1));
+    if (err.ok() && (v < 1 || v > 64)) r.fail(k, "must be in [1, 64]");
+  }
+  if (r.has("devices")) {
+    const json& d = r.raw("devices");
+    for (const auto& x : d) {
+      if (!x.is_number_integer()) r.fail("devices", "expected an array of device ids");
+      else w.devices.push_back(x.get<int>());
+    }
+  }
+  r.only({"dp", "tp", "pp", "devices"});
+  if (err.ok() && !w.devices.empty() && static_cast<int>(w.devices.size()) != w.ranks()) {
+    r.fail("devices", "expected " + std::to_string(w.ranks()) + " device ids (dp x tp x pp), got " +
+                          std::to_string(w.devices.size()));
+  }
+}
+
+}  // namespace
+
+Result<Workload> parse_workload(const json& doc, const std::string& file) {
+  std::string prefix = "workload error: " + file + ": ";
+  Status err;
+  ObjectReader r(doc, "workload", err, prefix);
+  if (!err.ok()) return err;
+  Workload w;
+  w.name = r.text("name", "", true);
+  w.description = r.text("description", "");
+  w.kind = r.text("kind", "train");
+  static const char* kKinds[] = {"train", "infer", "allreduce-sweep", "matmul-sweep", "hbm-bandwidth", "burn",
+                                 "allocator-churn"};
+  if (err.ok() && std::find_if(std::begin(kKinds), std::end(kKinds), [&](const char* k) { return w.kind == k; }) ==
+                      std::end(kKinds)) {
+    r.fail("kind", "unknown kind '" + w.kind + "'");
+  }
+  w.dtype = r.text("dtype", "float16");
+  w.steps = r.integer("steps", 10);
+  w.samples_per_step = r.integer("samples_per_step", 1);
+  w.unit = r.text("unit", "samples/s");
+  w.input_bytes_per_sample = r.integer("input_bytes_per_sample", 0);
+  w.loader_ms = r.number("loader_ms", 0);
+  w.allocator = r.text("allocator", "caching");
+  w.params = r.integer("params", 0);
+  w.optimizer = r.text("optimizer", w.kind == "train" ? "adam" : "none");
+  w.grad_buckets = static_cast<int>(r.integer("grad_buckets", 4));
+  w.tp_allreduce_bytes = r.integer("tp_allreduce_bytes", 0);
+  if (r.has("extra")) w.extra = r.raw("extra");
+  if (err.ok() && w.steps < 1) r.fail("steps", "must be >= 1");
+  if (err.ok() && w.loader_ms < 0) r.fail("loader_ms", "must be >= 0");
+  if (err.ok() && w.allocator != "caching" && w.allocator != "direct") {
+    r.fail("allocator", "expected caching or direct, got '" + w.allocator + "'");
+  }
+  if (err.ok() && (w.grad_buckets < 1 || w.grad_buckets > 64)) r.fail("grad_buckets", "must be in [1, 64]");
+  r.only({"name", "description", "kind", "dtype", "steps", "samples_per_step", "unit", "parallel",
+          "input_bytes_per_sample", "loader_ms", "allocator", "params", "optimizer", "grad_buckets",
+          "tp_allreduce_bytes", "layers", "faults", "extra", "comment"});
+  read_parallel(doc, w, err, prefix);
+  read_layers(doc, w, err, prefix);
+  read_faults(doc, w, err, prefix);
+  if (err.ok() && (w.kind == "train" || w.kind == "infer") && w.layers.empty()) {
+    err = InvalidArgument(prefix + "layers: a " + w.kind + " workload needs at least one layer");
+  }
+  if (!err.ok()) return err;
+  return w;
+}
+
+Result<Workload> load_workload_file(const std::string& path) {
+  auto doc = parse_json_file(path, "workload error");
+  if (!doc.ok()) return doc.status();
+  return parse_workload(*doc, path);
+}
+
+std::string builtin_dir() {
+  if (const char* env = std::getenv("NPUKIT_WORKLOAD_DIR"); env != nullptr && *env != '\0') return env;
+  return NPUKIT_DEFAULT_WORKLOAD_DIR;
+}
+
+std::vector<std::string> builtin_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(builtin_dir(), ec)) {
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<Workload> load_workload(const std::string& name_or_path) {
+  bool path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
+  if (path) return load_workload_file(name_or_path);
+  std::string file = builtin_dir() + "/" + name_or_path + ".json";
+  if (!std::filesystem::exists(file)) {
+    std::string known;
+    for (const auto& n : builtin_names()) known += (known.empty() ? "" : ", ") + n;
+    return NotFoundError("workload error: no built-in workload '" + name_or_path + "' (built-ins: " + known + ")");
+  }
+  return load_workload_file(file);
+}
+
+}  // namespace npukit::work

@@ -1,0 +1,72 @@
+// Workload files: one training or inference step of a model as framework-level layers, plus how
+// to run it (steps, batch, parallel layout, input pipeline, allocator, faults). The format is
+// documented in docs/workloads.md; built-ins live in workloads/builtin/*.json.
+//
+// Loading reports the first problem as one line naming the file and either the line:column of a
+// JSON syntax error or the JSON path of a bad field:
+//   "workload error: resnet.json:12:7: unexpected '}'"
+//   "workload error: resnet.json: layers[3].inputs[1]: expected an array of dims"
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "telemetry/status.hpp"
+
+namespace npukit::work {
+
+struct Layer {
+  std::string op;                               // framework op (Paddle or PyTorch name)
+  std::vector<std::vector<int64_t>> inputs;     // input shapes
+  nlohmann::json raw_inputs = nlohmann::json::array();  // as written (shapes or {shape, dtype})
+  nlohmann::json attrs = nlohmann::json::object();
+  int64_t repeat = 1;                           // consecutive copies of this layer
+  bool trainable = true;                        // train: gets backward ops
+};
+
+struct FaultAt {
+  double at_ms = 0;
+  int device = 0;
+  std::string action = "inject";  // inject, clear, reset
+  std::string fault;
+};
+
+struct Workload {
+  std::string name;
+  std::string description;
+  std::string kind = "train";     // train, infer, allreduce-sweep, matmul-sweep, hbm-bandwidth, burn,
+                                  // allocator-churn
+  std::string dtype = "float16";
+  int64_t steps = 10;
+  int64_t samples_per_step = 1;   // per data-parallel rank
+  std::string unit = "samples/s";
+  int dp = 1, tp = 1, pp = 1;
+  std::vector<int> devices;       // rank -> device (default 0..ranks-1)
+  int64_t input_bytes_per_sample = 0;
+  double loader_ms = 0;           // host-side time per step before the input is ready
+  std::string allocator = "caching";
+  int64_t params = 0;             // parameters per model replica (gradients, optimizer state)
+  std::string optimizer = "adam"; // adam, sgd, none
+  int grad_buckets = 4;           // gradient allreduce buckets, issued during backward
+  int64_t tp_allreduce_bytes = 0; // per tensor-parallel layer boundary, per step
+  std::vector<Layer> layers;
+  std::vector<FaultAt> faults;
+  nlohmann::json extra = nlohmann::json::object();  // kind-specific settings (sizes of a sweep...)
+
+  int ranks() const { return dp * tp * pp; }
+};
+
+// Parses a workload document; `file` names it in messages.
+Result<Workload> parse_workload(const nlohmann::json& doc, const std::string& file);
+// Reads and parses a workload file.
+Result<Workload> load_workload_file(const std::string& path);
+// A built-in by name (workloads/builtin/<name>.json) or a path to a file.
+Result<Workload> load_workload(const std::string& name_or_path);
+// The built-in names, sorted.
+std::vector<std::string> builtin_names();
+std::string builtin_dir();  // $NPUKIT_WORKLOAD_DIR or the source tree's workloads/builtin
+
+}  // namespace npukit::work
