@@ -1,0 +1,95 @@
+// Workload files and their compilation (library level).
+#include "workloads/compiler.hpp"
+
+#include <gtest/gtest.h>
+
+namespace npukit::work {
+namespace {
+
+std::string data(const std::string& f) { return std::string(NPUKIT_TEST_DATA_DIR) + "/workloads/" + f; }
+
+std::string load_error(const std::string& f) {
+  auto w = load_workload_file(data(f));
+  return w.ok() ? "" : w.status().message();
+}
+
+TEST(Workload, EveryBuiltinLoadsAndCompiles) {
+  auto names = builtin_names();
+  EXPECT_GE(names.size(), 14u);
+  for (const auto& n : names) {
+    auto w = load_workload(n);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    auto points = compile_workload(*w, {});
+    ASSERT_TRUE(points.ok()) << n << ": " << points.status().message();
+    EXPECT_FALSE(points->empty());
+    for (const auto& p : *points) {
+      auto again = telemetry::parse_program(telemetry::program_to_json(p.program));
+      EXPECT_TRUE(again.ok()) << n << ": " << again.status().message();
+    }
+  }
+}
+
+TEST(Workload, BrokenFilesGiveOneClearLine) {
+  EXPECT_EQ(load_error("truncated.json").rfind("workload error: " + data("truncated.json") + ":5:1: ", 0), 0u)
+      << load_error("truncated.json");
+  EXPECT_EQ(load_error("wrong_type.json"),
+            "workload error: " + data("wrong_type.json") + ": workload.steps: expected an integer, got string");
+  EXPECT_EQ(load_error("bad_shape.json"), "workload error: " + data("bad_shape.json") +
+                                              ": layers[0].inputs[1]: expected an array of dims (positive integers, -1 for dynamic)");
+  EXPECT_EQ(load_error("unknown_field.json"),
+            "workload error: " + data("unknown_field.json") + ": workload.stepz: unknown field");
+  EXPECT_EQ(load_error("no_layers.json"),
+            "workload error: " + data("no_layers.json") + ": layers: a train workload needs at least one layer");
+  EXPECT_EQ(load_error("bad_devices.json"), "workload error: " + data("bad_devices.json") +
+                                                ": parallel.devices: expected 2 device ids (dp x tp x pp), got 1");
+  EXPECT_EQ(load_error("missing.json"),
+            "workload error: " + data("missing.json") + ": cannot open (No such file or directory)");
+  auto unknown = load_workload("no-such-builtin");
+  EXPECT_EQ(unknown.status().message().rfind("workload error: no built-in workload 'no-such-builtin' (built-ins: ", 0), 0u);
+}
+
+TEST(Workload, TrainingStepHasBucketedGradientAllreduces) {
+  auto w = load_workload("resnet50-train");
+  ASSERT_TRUE(w.ok());
+  CompileOptions three;
+  three.steps = 3;
+  auto points = compile_workload(*w, three);
+  ASSERT_TRUE(points.ok());
+  const auto& p = points->front().program;
+  EXPECT_EQ(p.repeat, 3);
+  ASSERT_EQ(p.ranks.size(), 8u);
+  int allreduces = 0, kernels = 0;
+  for (const auto& op : p.ranks[3].step) {
+    allreduces += op.kind == telemetry::ProgramOp::Kind::kCollective;
+    kernels += op.kind == telemetry::ProgramOp::Kind::kKernel;
+  }
+  EXPECT_EQ(allreduces, w->grad_buckets);
+  EXPECT_GT(kernels, 300);  // forward, backward (two grads per conv) and the update
+  EXPECT_EQ(p.comms.size(), 1u + 1u + 8u);  // world, one dp group, eight tp groups of one
+}
+
+TEST(Workload, DevicesScaleDataParallelism) {
+  auto w = load_workload("resnet50-train");
+  CompileOptions one;
+  one.devices = {2};
+  auto points = compile_workload(*w, one);
+  ASSERT_TRUE(points.ok());
+  ASSERT_EQ(points->front().program.ranks.size(), 1u);
+  EXPECT_EQ(points->front().program.ranks[0].device, 2);
+  auto ernie = load_workload("ernie3-train");
+  CompileOptions two;
+  two.devices = {0, 1};
+  auto bad = compile_workload(*ernie, two);
+  EXPECT_EQ(bad.status().message(), "workload ernie3-train needs 8 devices (dp 4 x tp 2), got 2");
+}
+
+TEST(Workload, SweepsCompileToOneProgramPerPoint) {
+  auto w = load_workload("allreduce-sweep");
+  auto points = compile_workload(*w, {});
+  ASSERT_TRUE(points.ok());
+  EXPECT_EQ(points->size(), 28u);  // 8 B .. 1 GiB by doubling, float32
+  EXPECT_EQ(points->back().count, (1u << 30) / 4);
+}
+
+}  // namespace
+}  // namespace npukit::work
