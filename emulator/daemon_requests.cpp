@@ -84,7 +84,12 @@ json Daemon::submit(const tf::Request& request) {
   publisher_->record(tf::EventType::kJobStarted, -1, j.name, {static_cast<uint64_t>(id), j.pid, 0, 0});
   j.runner->start(
       [this, id](const StepReport& s) {
-        if (s.rank == 0) jobs_[id].step_ms.push_back(static_cast<double>(s.end - s.start) / 1e6);
+        Job& job = jobs_[id];
+        if (s.rank == 0) job.step_ms.push_back(static_cast<double>(s.end - s.start) / 1e6);
+        int device = job.runner->program().ranks[s.rank].device;
+        publisher_->record_at(tf::EventType::kStep, device, s.start, job.name,
+                              {static_cast<uint64_t>(id), static_cast<uint64_t>(s.step),
+                               static_cast<uint64_t>(s.end - s.start), job.pid});
       },
       [this, id](const Status& s) {
         Job& done = jobs_[id];

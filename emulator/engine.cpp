@@ -51,6 +51,10 @@ void Engine::enqueue(Task task) {
   task.id = next_task_id_++;
   task.enqueued_at = scheduler_.now();
   uint32_t s = task.stream;
+  if (!observers_.empty() && task.kind != TaskKind::kEventRecord && task.kind != TaskKind::kEventWait) {
+    TaskRecord r = record_of(streams_[s], task, task.enqueued_at, task.enqueued_at);
+    for (TaskObserver* o : observers_) o->on_task_enqueued(r);
+  }
   streams_[s].queue.push_back(std::move(task));
   advance(s);
 }
@@ -255,8 +259,7 @@ void Engine::retry_waiting(Device& dev) {
   waiting.swap(still);
 }
 
-void Engine::notify(const Stream& s, const Task& t, Nanos start, Nanos end) {
-  if (observers_.empty()) return;
+TaskRecord Engine::record_of(const Stream& s, const Task& t, Nanos start, Nanos end) const {
   TaskRecord r;
   r.id = t.id;
   r.pid = s.pid;
@@ -266,6 +269,7 @@ void Engine::notify(const Stream& s, const Task& t, Nanos start, Nanos end) {
   r.unit = t.unit;
   r.copy = t.copy;
   r.kernel = t.kernel;
+  r.descriptor = t.descriptor;
   if (t.kind == TaskKind::kCollective && collectives_ != nullptr) r.label = collectives_->label(t);
   r.cores = t.kind == TaskKind::kKernel ? t.timing.cores : 0;
   r.flops = t.flops;
@@ -273,6 +277,12 @@ void Engine::notify(const Stream& s, const Task& t, Nanos start, Nanos end) {
   r.enqueued = t.enqueued_at;
   r.start = start;
   r.end = end;
+  return r;
+}
+
+void Engine::notify(const Stream& s, const Task& t, Nanos start, Nanos end) {
+  if (observers_.empty()) return;
+  TaskRecord r = record_of(s, t, start, end);
   for (TaskObserver* o : observers_) o->on_task_end(r);
 }
 

@@ -39,6 +39,7 @@ struct Task {
   uint32_t block_dim = 0;
   uint32_t payload = kNoPayload;  // functional work to run at completion
   uint32_t collective = 0;        // kCollective: the call's index in the CollectiveHub
+  uint32_t descriptor = 0;        // kernels: op_descriptor.hpp id
   const KernelDef* kernel = nullptr;
   KernelTiming timing;
   double flops = 0;
@@ -58,6 +59,7 @@ struct TaskRecord {
   CopyKind copy = CopyKind::kHostToDevice;
   const KernelDef* kernel = nullptr;
   const char* label = nullptr;  // collectives: "hcom_allReduce_", ...
+  uint32_t descriptor = 0;      // kernels: op_descriptor.hpp id
   uint32_t cores = 0;
   double flops = 0;
   uint64_t bytes = 0;
@@ -70,6 +72,8 @@ class TaskObserver {
  public:
   virtual ~TaskObserver() = default;
   virtual void on_task_end(const TaskRecord& record) = 0;
+  // A task was queued by the host (start/end are not known yet): the host-side launch.
+  virtual void on_task_enqueued(const TaskRecord&) {}
 };
 
 // Receives collective tasks when they reach the head of their stream (collectives.hpp).
@@ -149,6 +153,7 @@ class Engine {
   void retry_waiting(Device& device);
   Nanos start_duration(Stream& st, Device& dev, Task& head);
   void notify(const Stream& s, const Task& t, Nanos start, Nanos end);
+  TaskRecord record_of(const Stream& s, const Task& t, Nanos start, Nanos end) const;
 
   Scheduler& scheduler_;
   std::vector<Device>& devices_;

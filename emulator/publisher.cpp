@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "emulator/op_descriptor.hpp"
 #include "emulator/runtime.hpp"
 
 namespace npukit::emu {
@@ -89,13 +90,39 @@ uint32_t Publisher::intern(const std::string& s) {
 
 void Publisher::record(tf::EventType type, int device, const std::string& name,
                        std::array<uint64_t, 4> words, const std::string& aux) {
+  record_at(type, device, node_.now(), name, words, aux);
+}
+
+void Publisher::record_at(tf::EventType type, int device, Nanos ts, const std::string& name,
+                          std::array<uint64_t, 4> words, const std::string& aux) {
   tf::Event e;
   e.type = type;
   e.device = device;
-  e.ts_ns = static_cast<uint64_t>(node_.now());
+  e.ts_ns = static_cast<uint64_t>(ts);
   e.name_id = name.empty() ? 0 : intern(name);
   e.aux_id = aux.empty() ? 0 : intern(aux);
   e.words = words;
+  writer_.record(e);
+}
+
+uint32_t Publisher::descriptor_string(uint32_t descriptor) {
+  auto it = descriptor_ids_.find(descriptor);
+  if (it != descriptor_ids_.end()) return it->second;
+  OpDescriptor d = op_descriptor(descriptor);
+  uint32_t id = intern(d.op + "|" + d.shapes + "|" + d.dtypes);
+  descriptor_ids_.emplace(descriptor, id);
+  return id;
+}
+
+void Publisher::on_task_enqueued(const TaskRecord& r) {
+  tf::Event e;
+  e.type = tf::EventType::kLaunch;
+  e.device = r.device;
+  e.ts_ns = static_cast<uint64_t>(r.enqueued);
+  if (r.kind == TaskKind::kKernel) e.name_id = intern(op_descriptor(r.descriptor).op);
+  else if (r.kind == TaskKind::kMemcpy) e.name_id = intern("memcpy");
+  else if (r.label != nullptr) e.name_id = intern(r.label);
+  e.words = {r.id, tf::pack_stream_pid(r.stream, r.pid), 0, 0};
   writer_.record(e);
 }
 
@@ -104,21 +131,24 @@ void Publisher::on_task_end(const TaskRecord& r) {
   e.device = r.device;
   e.ts_ns = static_cast<uint64_t>(r.start);
   uint64_t duration = static_cast<uint64_t>(r.end - r.start);
+  uint64_t stream_pid = tf::pack_stream_pid(r.stream, r.pid);
   switch (r.kind) {
     case TaskKind::kKernel:
       e.type = tf::EventType::kKernel;
       e.name_id = intern(r.kernel->name);
-      e.words = {duration, r.stream, 0, static_cast<uint64_t>(r.unit)};
+      e.aux_id = descriptor_string(r.descriptor);
+      e.words = {duration, stream_pid, 0,
+                 static_cast<uint64_t>(r.unit) | r.id << 8 | static_cast<uint64_t>(std::min(r.cores, 255u)) << 56};
       e.set_f64(2, r.flops);
       break;
     case TaskKind::kMemcpy:
       e.type = tf::EventType::kMemcpy;
-      e.words = {duration, r.bytes, static_cast<uint64_t>(r.copy), r.stream};
+      e.words = {duration, r.bytes, static_cast<uint64_t>(r.copy) | r.id << 8, stream_pid};
       break;
     case TaskKind::kCollective:
       e.type = tf::EventType::kCollective;
       e.name_id = r.label ? intern(r.label) : 0;
-      e.words = {duration, r.bytes, 0, r.stream};
+      e.words = {duration, r.bytes, r.id, stream_pid};
       break;
     default: return;
   }

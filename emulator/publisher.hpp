@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "emulator/node.hpp"
@@ -30,21 +31,28 @@ class Publisher final : public TaskObserver {
   // health/throttle changes since the last call, and beats the heartbeat.
   void publish(double speed, Nanos lag_ns);
   void on_task_end(const TaskRecord& r) override;
+  void on_task_enqueued(const TaskRecord& r) override;
   // Records a marker-like event with a name (job started/finished, faults).
   void record(telemetry::EventType type, int device, const std::string& name,
               std::array<uint64_t, 4> words = {}, const std::string& aux = "");
+  // The same with an explicit timestamp (virtual ns).
+  void record_at(telemetry::EventType type, int device, Nanos ts, const std::string& name,
+                 std::array<uint64_t, 4> words = {}, const std::string& aux = "");
 
  private:
   void publish_device(int d);
   void publish_links();
   void publish_processes();
   uint32_t intern(const std::string& s);
+  // The bus string id of an op descriptor's "<op>|<shapes>|<dtypes>" (cached).
+  uint32_t descriptor_string(uint32_t descriptor);
 
   Node& node_;
   telemetry::Writer& writer_;
   std::vector<uint64_t> last_health_;
   std::vector<uint64_t> last_throttle_;
   std::vector<int> links_;  // bus link index -> fabric link id
+  std::unordered_map<uint32_t, uint32_t> descriptor_ids_;
 };
 
 }  // namespace npukit::emu

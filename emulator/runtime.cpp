@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "emulator/node.hpp"
+#include "emulator/op_descriptor.hpp"
 
 namespace npukit::emu {
 
@@ -136,6 +137,7 @@ Result<PreparedKernel> Context::prepare(const std::string& op, const std::vector
   p.attrs = attrs;
   p.cost = resolved->cost;
   p.block_dim = block_dim;
+  p.descriptor = intern_op_descriptor(op, inputs);
   DType dtype = inputs.empty() ? DType::kFloat32 : inputs.front().dtype;
   p.timing = time_kernel(node_.device(device_).spec(), p.kernel->unit, dtype, p.cost, block_dim);
   return p;
@@ -154,6 +156,7 @@ Task kernel_task(StreamId stream, const PreparedKernel& kernel, uint32_t payload
   t.flops = kernel.cost.flops;
   t.bytes = static_cast<uint64_t>(kernel.cost.bytes);
   t.payload = payload;
+  t.descriptor = kernel.descriptor;
   return t;
 }
 

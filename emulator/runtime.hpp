@@ -40,6 +40,7 @@ struct PreparedKernel {
   OpCost cost;
   KernelTiming timing;
   uint32_t block_dim = 0;
+  uint32_t descriptor = 0;  // op_descriptor.hpp: op name, shapes, dtypes (for profilers)
 };
 
 class Context {

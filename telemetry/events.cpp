@@ -8,15 +8,16 @@ namespace {
 constexpr EventTypeDef kEventTypes[] = {
     {EventType::kMarker, "marker", "name: text; a..d: free for the producer"},
     {EventType::kKernel, "kernel",
-     "ts: start; name: framework op; aux: NPU kernel; a: duration ns; b: stream id; "
-     "c: flops (f64); d: unit (0 cube, 1 vector, 2 AI CPU)"},
+     "ts: start; name: NPU kernel (op type, e.g. MatMulV2); aux: \"<framework op>|<input shapes>|<input dtypes>\" "
+     "(msprof spelling: \"4096,4096;4096,4096|FLOAT16;FLOAT16\"); a: duration ns; b: stream | pid << 32; "
+     "c: flops (f64); d: unit (0 cube, 1 vector, 2 AI CPU) | task id << 8 | cores << 56"},
     {EventType::kMemcpy, "memcpy",
-     "ts: start; a: duration ns; b: bytes; c: kind (0 H2D, 1 D2H, 2 D2D); d: stream id"},
+     "ts: start; a: duration ns; b: bytes; c: kind (0 H2D, 1 D2H, 2 D2D) | task id << 8; d: stream | pid << 32"},
     {EventType::kAlloc, "alloc", "a: bytes; b: device address; c: pid; d: HBM used after, bytes"},
     {EventType::kFree, "free", "a: bytes; b: device address; c: pid; d: HBM used after, bytes"},
     {EventType::kCollective, "collective",
-     "ts: start; name: op (AllReduce, ...); aux: algorithm; a: duration ns; b: bytes; "
-     "c: communicator id; d: rank"},
+     "ts: start; name: op type (hcom_allReduce_, ...); aux: communicator name; a: duration ns; b: bytes "
+     "(per rank); c: task id; d: stream | pid << 32"},
     {EventType::kHealthChanged, "health_changed", "a: old health; b: new health; c: error code"},
     {EventType::kThrottleChanged, "throttle_changed",
      "a: old reasons bitmask; b: new reasons bitmask; c: AI-core clock MHz after"},
@@ -31,6 +32,13 @@ constexpr EventTypeDef kEventTypes[] = {
      "a: 1 single-bit, 2 double-bit; b: error count added; c: isolated pages added"},
     {EventType::kLinkStateChanged, "link_state_changed", "a: link index; b: 1 up, 0 down"},
     {EventType::kTaskTimeout, "task_timeout", "name: op; a: stream id; b: waited ns"},
+    {EventType::kStep, "step",
+     "ts: step start; name: job name; device: the rank's device; a: job id; b: step index (0-based); "
+     "c: duration ns; d: pid"},
+    {EventType::kLaunch, "launch",
+     "ts: when the host queued the task; name: what was launched (framework op, \"memcpy\", or the "
+     "collective's op type); a: task id (the connection id of the task's kernel/memcpy/collective "
+     "event); b: stream | pid << 32"},
 };
 
 }  // namespace

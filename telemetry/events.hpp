@@ -41,7 +41,16 @@ enum class EventType : uint16_t {
   kEccError = 15,
   kLinkStateChanged = 16,
   kTaskTimeout = 17,      // name = op that hung
+  kStep = 18,             // a training/inference step of a job ended on one rank
+  kLaunch = 19,           // the host queued a task (the host-side API span of a device task)
 };
+
+// Helpers for the packed payload words of task events (see the table in events.cpp).
+inline uint64_t pack_stream_pid(uint32_t stream, uint32_t pid) {
+  return static_cast<uint64_t>(pid) << 32 | stream;
+}
+inline uint32_t unpack_stream(uint64_t w) { return static_cast<uint32_t>(w); }
+inline uint32_t unpack_pid(uint64_t w) { return static_cast<uint32_t>(w >> 32); }
 
 struct EventTypeDef {
   EventType type;

@@ -196,3 +196,49 @@ TEST(Daemon, TwoNamedNodesRunSideBySide) {
 
 }  // namespace
 }  // namespace npukit::testing
+
+namespace npukit::testing {
+namespace {
+
+TEST(Daemon, TaskEventsCarryWhatAProfilerNeeds) {
+  ScopedNode node("events");
+  auto client = node.client();
+  auto cursor = client->open_events(/*lossless=*/false);
+  ASSERT_TRUE(cursor.ok()) << cursor.status().message();
+  nlohmann::json program = {
+      {"name", "ev"}, {"repeat", 2}, {"process", {{"pid", 0}, {"name", "evtest"}}},
+      {"ranks", {{{"device", 1}, {"streams", 1},
+                  {"step", {{{"op", "kernel"}, {"stream", 0}, {"name", "aten::mm"},
+                             {"inputs", {{{"shape", {256, 512}}, {"dtype", "float16"}}, {{"shape", {512, 128}}, {"dtype", "float16"}}}}},
+                            {{"op", "memcpy"}, {"stream", 0}, {"kind", "D2H"}, {"bytes", 4096}}}}}}}};
+  ASSERT_TRUE(node.control({{"op", "submit"}, {"program", program}}).value("ok", false));
+  std::vector<telemetry::Event> kernels, launches, steps, copies;
+  ASSERT_TRUE(eventually([&] {
+    auto batch = (*cursor)->next(1024, std::chrono::milliseconds(50));
+    for (const auto& e : batch.events) {
+      if (e.type == telemetry::EventType::kKernel) kernels.push_back(e);
+      if (e.type == telemetry::EventType::kLaunch) launches.push_back(e);
+      if (e.type == telemetry::EventType::kStep) steps.push_back(e);
+      if (e.type == telemetry::EventType::kMemcpy) copies.push_back(e);
+    }
+    return steps.size() >= 2;
+  }));
+  ASSERT_EQ(kernels.size(), 2u);
+  ASSERT_EQ(copies.size(), 2u);
+  EXPECT_EQ(launches.size(), 4u);
+  const auto& k = kernels[0];
+  EXPECT_EQ(k.device, 1);
+  EXPECT_EQ(*(*cursor)->resolve(k.name_id), "MatMulV2");
+  EXPECT_EQ(*(*cursor)->resolve(k.aux_id), "aten::mm|256,512;512,128|FLOAT16;FLOAT16");
+  EXPECT_EQ(telemetry::unpack_pid(k.words[1]), static_cast<uint32_t>(getpid()));
+  uint64_t task_id = k.words[3] >> 8 & ((1ull << 48) - 1);
+  bool linked = false;
+  for (const auto& l : launches) linked = linked || (l.words[0] == task_id && l.ts_ns <= k.ts_ns);
+  EXPECT_TRUE(linked) << "a launch event carries the kernel's task id";
+  EXPECT_GT(k.words[0], 0u);
+  EXPECT_EQ(*(*cursor)->resolve(steps[0].name_id), "ev");
+  EXPECT_EQ(steps[1].words[1], 1u);
+}
+
+}  // namespace
+}  // namespace npukit::testing
