@@ -1,0 +1,86 @@
+// Passive health rules: verdicts computed from one Snapshot, never touching the device (like
+// `dcmi health --check`; active diagnostics come later and live beside these in probes/).
+//
+// Each rule looks at one concern of one device and appends Checks: PASS / WARN / FAIL with a
+// one-line reason that names the measured value and the threshold it was judged against, or
+// UNKNOWN when there is no data to judge (stale node, device that never published). A rule
+// whose inputs are missing appends nothing; the heartbeat rule reports why.
+//
+// The rule list is explicit and ordered (health_rules()); add a rule by adding a function and
+// a row there. Thresholds come from the device's chip family (thresholds_for), so a rule never
+// hard-codes a chip.
+//
+// Thread-safety: pure functions over an immutable Snapshot.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "telemetry/snapshot.hpp"
+
+namespace npukit::probes {
+
+// Ordered by how bad: a device's verdict is its worst check (FAIL > UNKNOWN > WARN > PASS).
+enum class Verdict : uint8_t { kPass, kWarn, kUnknown, kFail };
+const char* verdict_name(Verdict v);  // "PASS", "WARN", "UNKNOWN", "FAIL"
+Verdict worst(Verdict a, Verdict b);
+
+struct Check {
+  std::string rule;
+  Verdict verdict = Verdict::kPass;
+  std::string reason;               // one line, names measured value and threshold
+  std::optional<double> measured;   // in `unit`
+  std::optional<double> threshold;  // the limit the verdict was judged against
+  std::string unit;
+};
+
+// Limits the rules judge against. Chip temperatures follow the emulated specs' throttle and
+// shutdown points (emulator/specs/devices; the bus does not carry them).
+struct Thresholds {
+  double temperature_warn_c = 85;       // throttle point: DVFS starts pulling the clock down
+  double temperature_fail_c = 100;      // 5 C below the shutdown point
+  double hbm_temperature_warn_c = 85;
+  double hbm_temperature_fail_c = 95;
+  uint64_t single_bit_storm = 1000;     // volatile single-bit errors: a storm (Warning)
+  uint64_t isolated_pages_warn = 60;    // isolated pages: replace the part (NVIDIA's 60-page rule)
+  double power_over_limit_ratio = 1.05; // power draw above limit * ratio: capping is not holding
+};
+Thresholds thresholds_for(const telemetry::DeviceInfo& info);
+
+struct RuleContext {
+  const telemetry::Snapshot& snapshot;
+  int device;
+  const Thresholds& limits;
+};
+
+struct Rule {
+  std::string_view name;
+  std::string_view description;
+  void (*evaluate)(const RuleContext& ctx, std::vector<Check>& out);
+};
+
+// heartbeat, device_health, temperature, throttling, ecc_errors, ecc_isolated_pages, memory,
+// links, aicore_hang, power.
+std::span<const Rule> health_rules();
+
+struct DeviceReport {
+  int device = 0;
+  Verdict verdict = Verdict::kPass;
+  std::vector<Check> checks;
+};
+
+struct NodeReport {
+  Verdict verdict = Verdict::kPass;
+  bool stale = false;
+  std::string stale_reason;
+  std::vector<DeviceReport> devices;
+};
+
+DeviceReport evaluate_device(const telemetry::Snapshot& s, int device);
+// The listed devices (all when empty).
+NodeReport evaluate_node(const telemetry::Snapshot& s, std::span<const int> devices = {});
+
+}  // namespace npukit::probes
