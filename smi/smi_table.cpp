@@ -21,7 +21,9 @@ constexpr const char* kClassicDouble = "+===============================+=======
 // without DDR telemetry prints 0 in text and null in JSON.
 Value ddr_or_forced_zero(const tf::Snapshot& s, int d, tf::FieldId id) {
   Value v = field_mb(s, d, id);
-  if (v.is_na() && !s.stale() && s.device(d, id).status == tf::SampleStatus::kNotSupported) v.text = "0";
+  if (v.is_na() && !s.stale() && s.device(d, id).status == tf::SampleStatus::kNotSupported) {
+    v.text = std::string(1, '0');  // not = "0": GCC 12 raises a false -Wrestrict on that
+  }
   return v;
 }
 

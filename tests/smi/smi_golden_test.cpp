@@ -113,7 +113,9 @@ TEST_P(Golden, MatchesCheckedInText) {
   // The stale reason names this test process's pid: the golden holds "pid N".
   std::string text = c.stdout_only ? r.out : r.out + "--- stderr ---\n" + r.err;
   text = std::regex_replace(text, std::regex("pid [0-9]+"), "pid N");
-  if (c.stdout_only) EXPECT_EQ(r.err, "") << "unexpected stderr";
+  if (c.stdout_only) {
+    EXPECT_EQ(r.err, "") << "unexpected stderr";
+  }
   expect_golden(std::string(c.name) + ".txt", text);
   expect_no_trailing_whitespace(r.out, c.name);
 }
