@@ -53,8 +53,8 @@ class Mlp {
     NPUKIT_RETURN_IF_ERROR(buffer(da_, f32({kBatch, kHidden})));
     NPUKIT_RETURN_IF_ERROR(buffer(dh_, f32({kBatch, kHidden})));
     NPUKIT_RETURN_IF_ERROR(buffer(scale_, f32({1})));
-    float inv = 1.0f / float(kBatch);
-    return ctx_.memcpy_h2d(s_, scale_.addr, &inv, 4);
+    // The copy runs when the stream does: the host value must outlive it (a member, not a local).
+    return ctx_.memcpy_h2d(s_, scale_.addr, &inv_batch_, 4);
   }
 
   // One step on the batch starting at sample `first`; returns the mean loss.
@@ -123,6 +123,7 @@ class Mlp {
   std::mt19937 rng_;
   std::vector<float> inputs_;
   std::vector<int32_t> labels_;
+  float inv_batch_ = 1.0f / float(kBatch);
   Param w1_, b1_, w2_, b2_;
   DeviceTensor x_, y_, h_, a_, z_, loss_, dz_, da_, dh_, scale_;
 };
