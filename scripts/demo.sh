@@ -40,10 +40,8 @@ sleep 6
 echo "== npu-smi info (while it trains)"
 "$B/smi/npu-smi" info
 wait "$run"
-echo "== the run"
-head -1 "$out/run.log"
-tail -n 3 "$out/run.log" | grep -v '^step' || true
-grep -E '^(ernie3-train|  )' "$out/run.log" | tail -n 4
+echo "== the run (every step is in $out/run.log)"
+grep -v '^step' "$out/run.log"
 if [[ -x "$B/profiler/npu-prof" ]]; then
   echo "== npu-prof report"
   "$B/profiler/npu-prof" report "$out/profile" --top 10
