@@ -1,5 +1,6 @@
 #include "probes/health_rules.hpp"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -138,7 +139,7 @@ void memory(const RuleContext& c, std::vector<Check>& out) {
 
 void links(const RuleContext& c, std::vector<Check>& out) {
   int total = 0;
-  std::string down;
+  std::vector<std::string> down;
   for (int l = 0; l < c.snapshot.link_count(); ++l) {
     const tf::LinkInfo& info = c.snapshot.link_info(l);
     if (info.device_a != c.device && info.device_b != c.device) continue;
@@ -147,12 +148,15 @@ void links(const RuleContext& c, std::vector<Check>& out) {
     ++total;
     if (up.as_u64() == 0) {
       std::string peer = info.device_b < 0 ? "host" : std::to_string(info.device_a == c.device ? info.device_b : info.device_a);
-      down += (down.empty() ? "" : ", ") + info.kind + " " + std::to_string(c.device) + "<->" + peer;
+      std::string name = info.kind + " " + std::to_string(c.device) + "<->" + peer;
+      if (std::find(down.begin(), down.end(), name) == down.end()) down.push_back(name);  // parallel links: once
     }
   }
   if (total == 0) return;
   if (!down.empty()) {
-    out.push_back(make("links", Verdict::kFail, "link(s) down: " + down, 0.0, 1.0, "up"));
+    std::string names;
+    for (const std::string& n : down) names += (names.empty() ? "" : ", ") + n;
+    out.push_back(make("links", Verdict::kFail, "link(s) down: " + names, 0.0, 1.0, "up"));
   } else {
     out.push_back(make("links", Verdict::kPass, std::to_string(total) + " link(s) up", 1.0, 1.0, "up"));
   }

@@ -5,6 +5,7 @@
 
 #include "smi/smi_columns.hpp"
 #include "smi/smi_commands.hpp"
+#include "smi/smi_diag.hpp"
 #include "smi/smi_help.hpp"
 
 namespace npukit::smi {
@@ -193,6 +194,7 @@ int dispatch(Context& ctx, int argc, const char* const* argv) {
   if (command == "clear") return cli::run_set(ctx, rest, true);
   if (command == "health") return run_health(ctx, rest);
   if (command == "topo") return run_topo(ctx, rest);
+  if (command == "diag") return run_diag_command(ctx, rest);
   if (starts_with(command, "--query") || starts_with(command, "--format") || command == "--help-query" ||
       command == "-i" || command == "--id") {
     return run_query(ctx, std::vector<std::string>(argv + 1, argv + argc));

@@ -1,0 +1,155 @@
+#include "smi/smi_diag.hpp"
+
+#include <ostream>
+
+#include "smi/smi_cli.hpp"
+#include "smi/smi_commands.hpp"
+#include "smi/smi_text.hpp"
+
+namespace npukit::smi {
+
+namespace tf = telemetry;
+namespace pr = probes;
+
+namespace {
+
+constexpr int kNameWidth = 27;    // dashes of the first column
+constexpr int kResultWidth = 48;  // dashes of the second column
+
+const char* result_word(pr::Verdict v) {
+  switch (v) {
+    case pr::Verdict::kPass: return "Pass";
+    case pr::Verdict::kWarn: return "Warn";
+    case pr::Verdict::kFail: return "Fail";
+    case pr::Verdict::kUnknown: return "Unknown";
+  }
+  return "Unknown";
+}
+
+std::string npu_label(const tf::Snapshot& s, int device) {
+  const tf::DeviceInfo& info = s.device_info(device);
+  return info.chip_id == 0 ? std::to_string(info.npu_id) : std::to_string(info.npu_id) + "." + std::to_string(info.chip_id);
+}
+
+std::string row(const std::string& name, const std::string& result) {
+  return strprintf("| %-*s| %-*s|\n", kNameWidth - 1, name.c_str(), kResultWidth - 1, result.c_str());
+}
+
+std::string rule(char fill) {
+  return "+" + std::string(kNameWidth, fill) + "+" + std::string(kResultWidth, fill) + "+\n";
+}
+
+std::string category_row(const std::string& category) {
+  std::string left = "-----  " + category + "  ";
+  left += std::string(left.size() < kNameWidth ? kNameWidth - left.size() : 0, '-');
+  return "|" + left + "+" + std::string(kResultWidth, '-') + "|\n";
+}
+
+}  // namespace
+
+int diag_exit_code(pr::Verdict v) {
+  switch (v) {
+    case pr::Verdict::kPass: return kExitOk;
+    case pr::Verdict::kWarn: return kExitHealthWarn;
+    case pr::Verdict::kFail: return kExitHealthFail;
+    case pr::Verdict::kUnknown: return kExitHealthUnknown;
+  }
+  return kExitHealthUnknown;
+}
+
+std::string diag_result_text(const tf::Snapshot& s, const pr::DiagTestResult& t) {
+  std::string word = result_word(t.verdict);
+  if (!t.per_device) return word;
+  if (t.verdict == pr::Verdict::kPass) return word + " - All";
+  std::string ids;
+  for (const pr::DiagDeviceResult& d : t.devices) {
+    if (d.verdict == t.verdict) ids += (ids.empty() ? "" : ", ") + npu_label(s, d.device);
+  }
+  return word + " - NPU: " + ids;
+}
+
+std::string render_diag_box(const tf::Snapshot& s, const pr::DiagReport& r) {
+  std::string out = "Successfully ran diagnostic level " + std::to_string(r.level) + " on node " + s.node().node_name +
+                    " (" + s.node().node_spec + ").\n";
+  out += rule('-') + row("Diagnostic", "Result") + rule('=');
+  std::string category;
+  for (const pr::DiagTestResult& t : r.tests) {
+    if (t.category != category) out += category_row(category = t.category);
+    out += row(t.name, diag_result_text(s, t));
+  }
+  out += rule('-');
+  for (const pr::DiagTestResult& t : r.tests) {
+    for (const pr::DiagDeviceResult& d : t.devices) {
+      std::string where = d.device < 0 ? "node" : "NPU " + npu_label(s, d.device);
+      for (const std::string& why : d.reasons) out += t.name + ", " + where + ": " + why + "\n";
+    }
+  }
+  out += std::string("Result: ") + pr::verdict_name(r.verdict) + " (exit " + std::to_string(diag_exit_code(r.verdict)) + ")\n";
+  return out;
+}
+
+nlohmann::json diag_json(const tf::Snapshot& s, const pr::DiagReport& r) {
+  nlohmann::json tests = nlohmann::json::array();
+  for (const pr::DiagTestResult& t : r.tests) {
+    nlohmann::json devices = nlohmann::json::array();
+    for (const pr::DiagDeviceResult& d : t.devices) {
+      nlohmann::json o = {{"verdict", pr::verdict_name(d.verdict)}, {"reasons", d.reasons}};
+      if (d.device >= 0) o["npu_id"] = s.device_info(d.device).npu_id, o["chip_id"] = s.device_info(d.device).chip_id;
+      devices.push_back(std::move(o));
+    }
+    tests.push_back({{"name", t.name}, {"category", t.category}, {"verdict", pr::verdict_name(t.verdict)},
+                     {"result", diag_result_text(s, t)}, {"devices", std::move(devices)}});
+  }
+  return {{"node", s.node().node_name}, {"node_spec", s.node().node_spec}, {"level", r.level},
+          {"verdict", pr::verdict_name(r.verdict)}, {"exit_code", diag_exit_code(r.verdict)}, {"tests", std::move(tests)}};
+}
+
+std::string diag_help() {
+  return "Usage: npu-smi diag [-r level] [-i id] [--json]\n"
+         "\n"
+         "Runs diagnostics by level (like dcgmi diag) and prints a result box.\n"
+         "  -r 1   quick (seconds): node reachable, device count, device specs, processes,\n"
+         "         health rules. The only level in this build.\n"
+         "  -i id  only this card's chips\n"
+         "Exit: 0 all Pass, 1 Warn, 2 Fail, 3 Unknown (stale node), 4 usage, 5 no node.\n";
+}
+
+int run_diag_command(Context& ctx, const std::vector<std::string>& args) {
+  CLI::App app{"npu-smi diag"};
+  app.set_help_flag();
+  std::string level_text = "1", id;
+  bool json = false, help = false;
+  app.add_option("-r", level_text);
+  app.add_option("-i", id);
+  app.add_flag("--json", json);
+  app.add_flag("-h,--help", help);
+  std::string bad;
+  auto usage = [&ctx](const std::string& m) {
+    *ctx.err << "npu-smi: diag: " << m << "\n";
+    return kExitUsage;
+  };
+  if (!cli::parse(app, args, bad)) return usage("unexpected argument '" + bad + "' (see npu-smi diag -h)");
+  if (help) {
+    *ctx.out << diag_help();
+    return kExitOk;
+  }
+  int level = 0;
+  if (!cli::parse_id(level_text, level) || level < 1 || level > pr::max_diag_level()) {
+    return usage("-r '" + level_text + "': levels in this build are 1.." + std::to_string(pr::max_diag_level()));
+  }
+  int rc = kExitOk;
+  auto session = open_session(ctx, rc);
+  if (!session) return rc;
+  std::vector<int> devices;
+  if (!id.empty()) {
+    int n = -1;
+    if (!cli::parse_id(id, n) || (devices = devices_of_card(session->snapshot, n)).empty()) {
+      return usage("-i: no NPU id '" + id + "' on node '" + session->snapshot.node().node_name + "'");
+    }
+  }
+  pr::DiagReport report = pr::run_diag(session->snapshot, level, devices);
+  *ctx.out << (json ? diag_json(session->snapshot, report).dump(2) + "\n" : render_diag_box(session->snapshot, report));
+  return diag_exit_code(report.verdict);
+}
+
+}  // namespace npukit::smi

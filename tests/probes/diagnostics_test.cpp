@@ -1,0 +1,79 @@
+// The diagnostics levels over in-process buses, and link naming in the health rules.
+#include <gtest/gtest.h>
+
+#include "probes/diagnostics.hpp"
+#include "telemetry/client.hpp"
+
+namespace npukit::probes {
+namespace {
+
+namespace tf = telemetry;
+namespace fid = telemetry::fid;
+
+// Two chips joined by two parallel HCCS links (as the 8x910B2 mesh publishes them).
+std::shared_ptr<tf::InProcessBus> two_chips(const std::string& node, const std::string& spec) {
+  tf::WriterOptions o;
+  o.node = node;
+  o.node_info.node_spec = spec;
+  for (int d = 0; d < 2; ++d) {
+    tf::DeviceInfo info;
+    info.npu_id = d;
+    info.logic_id = d;
+    info.aicore_count = 24;
+    info.chip_type = "Ascend910B";
+    info.bus_id = "0000:0" + std::to_string(d) + ":00.0";
+    info.smi_layout = "hbm";
+    o.devices.push_back(info);
+  }
+  o.links = {{0, 1, "hccs", 56e9}, {1, 0, "hccs", 56e9}};
+  auto bus = tf::InProcessBus::create(o);
+  EXPECT_TRUE(bus.ok());
+  for (int d = 0; d < 2; ++d) {
+    (*bus)->writer().update_device(d).set(fid::kHealth, uint64_t{0}).set(fid::kHbmTotalBytes, uint64_t{1} << 36)
+        .set(fid::kAicoreClockMaxMhz, uint64_t{1800});
+  }
+  for (int l = 0; l < 2; ++l) (*bus)->writer().update_link(l).set(fid::kLinkUp, uint64_t{0});
+  return *bus;
+}
+
+TEST(Diagnostics, Level1ListsDeploymentThenHardwareTests) {
+  std::vector<std::string> names;
+  for (const DiagTest* t : diag_tests(1)) names.push_back(std::string(t->name));
+  EXPECT_EQ(names, (std::vector<std::string>{"Node Reachable", "Device Count", "Device Specs", "Processes", "Health Rules"}));
+  EXPECT_EQ(max_diag_level(), 1);
+  EXPECT_EQ(diag_tests(3).size(), diag_tests(1).size());
+}
+
+TEST(Diagnostics, ParallelDownLinksAreNamedOnceAndFailBothEnds) {
+  auto bus = two_chips("diag-links", "2x910B2");
+  auto s = *bus->client()->snapshot();
+  DiagReport r = run_diag(s, 1);
+  EXPECT_EQ(r.verdict, Verdict::kFail);
+  const DiagTestResult& health = r.tests.back();
+  ASSERT_EQ(health.devices.size(), 2u);
+  EXPECT_EQ(health.devices[0].verdict, Verdict::kFail);
+  ASSERT_EQ(health.devices[0].reasons.size(), 1u);
+  EXPECT_EQ(health.devices[0].reasons[0], "links: link(s) down: hccs 0<->1");
+}
+
+TEST(Diagnostics, SelectedDevicesOnlyAndNodeWideTestsOnce) {
+  auto bus = two_chips("diag-select", "2x910B2");
+  auto s = *bus->client()->snapshot();
+  std::vector<int> one{1};
+  DiagReport r = run_diag(s, 1, one);
+  for (const DiagTestResult& t : r.tests) {
+    ASSERT_EQ(t.devices.size(), 1u) << t.name;
+    EXPECT_EQ(t.devices[0].device, t.per_device ? 1 : -1) << t.name;
+  }
+}
+
+TEST(Diagnostics, ASpecWithoutAChipCountWarns) {
+  auto bus = two_chips("diag-nospec", "custom");
+  auto s = *bus->client()->snapshot();
+  DiagReport r = run_diag(s, 1);
+  EXPECT_EQ(r.tests[1].name, "Device Count");
+  EXPECT_EQ(r.tests[1].verdict, Verdict::kWarn);
+}
+
+}  // namespace
+}  // namespace npukit::probes
