@@ -1,0 +1,328 @@
+// npu-prof against DESIGN.md section 9:
+//   BM_Ingest               bus events -> profile database through the recorder's mapper and
+//                           writer: >= 1 M events/s, and >= 0.7x a bare prepared-statement
+//                           insert loop of the same rows (read back from the ingested database,
+//                           same batches and transactions, same schema) measured in the same run
+//   BM_ProfilingOverhead    fast-mode 8-device ernie3-train in this process, published to an
+//                           in-process bus, with and without a lossless recorder: <= 5% wall time
+//                           (median of the rounds; the mean is printed beside it)
+//   BM_Report1M             npu-prof report (load + build + text) on a 1 M-task database: <= 1 s
+#include <benchmark/benchmark.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <thread>
+
+#include "bench/budget.hpp"
+#include "emulator/node.hpp"
+#include "emulator/program_runner.hpp"
+#include "emulator/publisher.hpp"
+#include "profiler/event_mapper.hpp"
+#include "profiler/profile_data.hpp"
+#include "profiler/recorder.hpp"
+#include "profiler/report_build.hpp"
+#include "profiler/report_render.hpp"
+#include "profiler/schema.hpp"
+#include "telemetry/client.hpp"
+#include "workloads/compiler.hpp"
+#include "workloads/workload.hpp"
+
+namespace npukit::prof {
+namespace {
+
+namespace fs = std::filesystem;
+namespace tf = telemetry;
+using Clock = std::chrono::steady_clock;
+
+const bool kBudgets[] = {
+    bench::register_budget({"BM_Ingest", "events_per_s", "M/s", 1e6, true, 1.0, "DESIGN.md 9: profiler ingest"}),
+    bench::register_budget({"BM_Ingest", "vs_bare_insert", "x", 1, true, 0.7,
+                            "DESIGN.md 9: ingest vs a bare prepared-statement insert loop, same rows, same run"}),
+    bench::register_budget({"BM_ProfilingOverhead", "overhead_pct", "%", 1, false, 5.0,
+                            "DESIGN.md 9: profiling overhead, fast-mode 8-device ernie3-train"}),
+    bench::register_budget({"BM_Report1M", "s_per_report", "s", 1, false, 1.0,
+                            "DESIGN.md 9: npu-prof report on a 1 M-task database"}),
+};
+
+std::string scratch(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("npuprof-bench-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  fs::remove(dir / name);
+  fs::remove(dir / (name + "-wal"));
+  fs::remove(dir / (name + "-shm"));
+  return (dir / name).string();
+}
+
+// A training-like event stream: every task is a launch then its task event; 85% kernels over
+// 32 op descriptors (a tenth of them on AI CPU), 10% copies, 5% collectives; 8 devices.
+struct Stream {
+  std::vector<tf::Event> events;
+  std::map<uint32_t, std::string> strings;
+};
+
+Stream make_stream(std::size_t tasks) {
+  Stream s;
+  auto intern = [&](const std::string& v) {
+    uint32_t id = static_cast<uint32_t>(s.strings.size() + 1);
+    s.strings[id] = v;
+    return id;
+  };
+  std::vector<std::pair<uint32_t, uint32_t>> ops;  // kernel name, descriptor
+  for (int i = 0; i < 32; ++i) {
+    ops.push_back({intern("Kernel" + std::to_string(i)),
+                   intern("aten::op" + std::to_string(i) + "|" + std::to_string(64 * (i + 1)) + ",1024;1024,1024|FLOAT16;FLOAT16")});
+  }
+  uint32_t launch_name = intern("aten::op"), memcpy_name = intern("memcpy"), allreduce = intern("hcom_allReduce_");
+  std::mt19937_64 rng(1);
+  std::vector<uint64_t> clock(8, 1'000'000);
+  for (std::size_t i = 0; i < tasks; ++i) {
+    int device = static_cast<int>(i % 8);
+    uint64_t r = rng() % 100, dur = 5'000 + rng() % 50'000, task = i + 1;
+    uint32_t stream = static_cast<uint32_t>(device * 3 + (r < 85 ? 0 : r < 95 ? 1 : 2));
+    uint64_t sp = tf::pack_stream_pid(stream, 1234);
+    tf::Event launch{i * 2, tf::EventType::kLaunch, device, clock[device], r < 85 ? launch_name : r < 95 ? memcpy_name : allreduce,
+                     0, {task, sp, 0, 0}};
+    tf::Event e{i * 2 + 1, tf::EventType::kKernel, device, clock[device] + 2'000, 0, 0, {dur, sp, 0, 0}};
+    if (r < 85) {
+      const auto& op = ops[rng() % ops.size()];
+      e.name_id = op.first, e.aux_id = op.second;
+      e.words[3] = (r < 8 ? 2 : r % 2) | task << 8 | uint64_t{20} << 56;
+      e.set_f64(2, 1e9);
+    } else if (r < 95) {
+      e.type = tf::EventType::kMemcpy;
+      e.words = {dur, 1 << 20, 0 | task << 8, sp};
+    } else {
+      e.type = tf::EventType::kCollective;
+      e.name_id = allreduce;
+      e.words = {dur, 1 << 24, task, sp};
+    }
+    clock[device] += dur + 3'000;
+    s.events.push_back(launch);
+    s.events.push_back(e);
+  }
+  return s;
+}
+
+constexpr std::size_t kBatch = 8192;
+const char* kIngestTables[] = {"STRING_IDS", "CANN_API", "TASK", "COMPUTE_TASK_INFO", "TASK_PMU_INFO",
+                               "MEMCPY_INFO", "COMMUNICATION_OP", "COMMUNICATION_TASK_INFO"};
+
+// Ingests `s` through EventMapper + ProfileWriter; returns the seconds spent in map + commit,
+// and the row count each table reached after each batch (for the bare loop's identical batches).
+double ingest(const Stream& s, const std::string& path, std::vector<std::vector<int64_t>>* batch_ends) {
+  auto w = ProfileWriter::create(path, 0);
+  auto m = EventMapper::create(**w, [&](uint32_t id) -> Result<std::string> { return s.strings.at(id); }, {});
+  double seconds = 0;
+  for (std::size_t at = 0; at < s.events.size(); at += kBatch) {
+    auto t0 = Clock::now();
+    (void)(*w)->begin_batch();
+    for (std::size_t i = at; i < std::min(at + kBatch, s.events.size()); ++i) (void)m->map(s.events[i]);
+    (void)(*w)->commit_batch();
+    seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    std::vector<int64_t> ends;
+    for (const char* t : kIngestTables) ends.push_back(*(*w)->db().query_i64(std::string("SELECT count(*) FROM ") + t));
+    batch_ends->push_back(std::move(ends));
+  }
+  return seconds;
+}
+
+using Value = std::variant<int64_t, double, std::string>;
+using Rows = std::vector<std::vector<Value>>;
+
+Rows read_rows(Db& db, const char* table) {
+  Rows rows;
+  auto q = db.prepare(std::string("SELECT * FROM ") + table + " ORDER BY rowid");
+  sqlite3_stmt* raw = q->handle();
+  while (q->next()) {
+    std::vector<Value> row;
+    for (int c = 0; c < sqlite3_column_count(raw); ++c) {
+      int type = sqlite3_column_type(raw, c);
+      if (type == SQLITE_FLOAT) row.emplace_back(q->f64(c));
+      else if (type == SQLITE_TEXT) row.emplace_back(q->text(c));
+      else row.emplace_back(q->i64(c));
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+void bind_row(sqlite3_stmt* stmt, const std::vector<Value>& row) {
+  for (std::size_t c = 0; c < row.size(); ++c) {
+    int i = static_cast<int>(c) + 1;
+    if (auto* v = std::get_if<int64_t>(&row[c])) sqlite3_bind_int64(stmt, i, *v);
+    else if (auto* d = std::get_if<double>(&row[c])) sqlite3_bind_double(stmt, i, *d);
+    else sqlite3_bind_text(stmt, i, std::get<std::string>(row[c]).c_str(), -1, SQLITE_TRANSIENT);
+  }
+}
+
+// The same rows, with raw sqlite3 prepared statements into a fresh database of the same schema
+// and pragmas, in the same batches (one transaction each). Returns the seconds of the loop.
+double bare_insert(const std::string& from, const std::string& to, const std::vector<std::vector<int64_t>>& batch_ends) {
+  auto w = ProfileWriter::create(to, 0);
+  auto src = Db::open(from, Db::Mode::kReadOnly);
+  sqlite3* db = (*w)->db().handle();
+  std::vector<Rows> rows;
+  std::vector<sqlite3_stmt*> inserts;
+  for (const char* table : kIngestTables) {
+    rows.push_back(read_rows(*src, table));
+    std::string sql = std::string("INSERT INTO ") + table + " VALUES (";
+    for (std::size_t c = 0; c < find_table(table)->columns.size(); ++c) sql += c ? ",?" : "?";
+    sqlite3_stmt* stmt = nullptr;
+    sqlite3_prepare_v2(db, (sql + ")").c_str(), -1, &stmt, nullptr);
+    inserts.push_back(stmt);
+  }
+  std::vector<int64_t> done(inserts.size(), 0);
+  auto t0 = Clock::now();
+  for (const auto& ends : batch_ends) {
+    sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+    for (std::size_t t = 0; t < inserts.size(); ++t) {
+      for (; done[t] < ends[t]; ++done[t]) {
+        bind_row(inserts[t], rows[t][static_cast<std::size_t>(done[t])]);
+        sqlite3_step(inserts[t]);
+        sqlite3_reset(inserts[t]);
+      }
+    }
+    sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+  }
+  double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  for (sqlite3_stmt* s : inserts) sqlite3_finalize(s);
+  return seconds;
+}
+
+void BM_Ingest(benchmark::State& state) {
+  Stream s = make_stream(static_cast<std::size_t>(state.range(0)) / 2);
+  double ingest_s = 0, bare_s = 0;
+  for (auto _ : state) {
+    std::vector<std::vector<int64_t>> ends;
+    std::string ingested = scratch("ingest.db");
+    ingest_s += ingest(s, ingested, &ends);
+    bare_s += bare_insert(ingested, scratch("bare.db"), ends);
+  }
+  double events = static_cast<double>(s.events.size()) * static_cast<double>(state.iterations());
+  state.counters["events_per_s"] = events / ingest_s;
+  state.counters["bare_events_per_s"] = events / bare_s;
+  state.counters["vs_bare_insert"] = bare_s / ingest_s;
+}
+BENCHMARK(BM_Ingest)->Arg(1 << 20)->Iterations(2)->Unit(benchmark::kMillisecond);
+
+// A finalized database of `tasks` tasks (the stream above) with 100 steps on each device.
+std::string report_database(std::size_t tasks) {
+  std::string path = scratch("report.db");
+  Stream s = make_stream(tasks);
+  uint64_t end = 0;
+  for (const tf::Event& e : s.events) end = std::max(end, e.ts_ns + e.words[0]);
+  uint32_t job = static_cast<uint32_t>(s.strings.size() + 1);
+  s.strings[job] = "bench-job";
+  for (int d = 0; d < 8; ++d) {
+    for (uint64_t k = 0; k < 100; ++k) s.events.push_back({0, tf::EventType::kStep, d, k * (end / 100), job, 0, {1, k, end / 100, 1234}});
+  }
+  auto w = ProfileWriter::create(path, 0);
+  auto m = EventMapper::create(**w, [&](uint32_t id) -> Result<std::string> { return s.strings.at(id); }, {});
+  for (std::size_t at = 0; at < s.events.size(); at += kBatch) {
+    (void)(*w)->begin_batch();
+    for (std::size_t i = at; i < std::min(at + kBatch, s.events.size()); ++i) (void)m->map(s.events[i]);
+    (void)(*w)->commit_batch();
+  }
+  (void)(*w)->finalize();
+  return path;
+}
+
+void BM_Report1M(benchmark::State& state) {
+  static const std::string db = report_database(1'000'000);
+  std::size_t tasks = 0;
+  double seconds = 0;
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    auto data = load_profile(db);
+    auto report = build_report(*data, {.top = 10, .step = std::nullopt});
+    std::string text = render_text(*report, 10);
+    seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    benchmark::DoNotOptimize(text);
+    tasks = data->tasks.size();
+  }
+  state.counters["tasks"] = static_cast<double>(tasks);
+  state.counters["s_per_report"] = seconds / static_cast<double>(state.iterations());
+}
+BENCHMARK(BM_Report1M)->Iterations(3)->Unit(benchmark::kMillisecond);
+
+
+// Fast-mode ernie3-train on 8 devices, in this process, publishing to an in-process bus as the
+// daemon does (task, launch and step events; counters every step). Returns the wall seconds
+// from the job's start to its end.
+double run_ernie3(const std::string& bus_name, int64_t steps, const std::function<void()>& before_start) {
+  auto workload = work::load_workload("ernie3-train");
+  work::CompileOptions compile;
+  compile.steps = steps;
+  auto points = work::compile_workload(*workload, compile);
+  auto node = emu::Node::create({.spec = "8x910B2", .seed = 1});
+  auto bus = tf::InProcessBus::create(emu::writer_options_for(**node, bus_name));
+  emu::Publisher publisher(**node, (*bus)->writer());
+  publisher.publish(1.0, 0);
+  before_start();
+  auto t0 = Clock::now();
+  auto runner = emu::ProgramRunner::create(**node, (*points)[0].program);
+  bool done = false;
+  publisher.record(tf::EventType::kJobStarted, -1, "ernie3-train", {1, 1, 0, 0});
+  (*runner)->start(
+      [&](const emu::StepReport& r) {
+        publisher.record_at(tf::EventType::kStep, r.rank, r.start, "ernie3-train",
+                            {1, static_cast<uint64_t>(r.step), static_cast<uint64_t>(r.end - r.start), 1});
+        if (r.rank == 0) publisher.publish(1.0, 0);
+      },
+      [&](const Status&) { done = true; });
+  (*node)->scheduler().run_while([&] { return !done; });
+  publisher.record(tf::EventType::kJobFinished, -1, "ernie3-train", {1, 0, 0, 0});
+  publisher.publish(1.0, 0);
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+void BM_ProfilingOverhead(benchmark::State& state) {
+  const int64_t steps = state.range(0);
+  double plain = 0, profiled = 0, finish = 0;
+  std::vector<double> overheads;  // per round: the median is robust to other load on the machine
+  uint64_t events = 0, missed = 0;
+  int round = 0;
+  for (auto _ : state) {
+    double p0 = plain, q0 = profiled;
+    plain += run_ernie3("bench-plain-" + std::to_string(getpid()) + "-" + std::to_string(round), steps, [] {});
+    std::string name = "bench-prof-" + std::to_string(getpid()) + "-" + std::to_string(round++);
+    std::atomic<bool> stop{false};
+    Result<RecordResult> result = InternalError("not run");
+    std::thread recorder;
+    profiled += run_ernie3(name, steps, [&] {
+      RecordOptions o;
+      o.out_dir = scratch("overhead-" + name);
+      o.node = name;
+      o.backend = "inprocess";
+      o.attach = true;
+      o.duration = std::chrono::hours(1);
+      o.log = stdout;
+      recorder = std::thread([&result, &stop, o] { result = record(o, &stop); });
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the recorder registers its cursor
+    });
+    auto t0 = Clock::now();
+    stop = true;
+    recorder.join();
+    finish += std::chrono::duration<double>(Clock::now() - t0).count();
+    overheads.push_back(100.0 * ((profiled - q0) - (plain - p0)) / (plain - p0));
+    if (!result.ok()) state.SkipWithError(result.status().message().c_str());
+    if (result.ok()) events += result->events, missed += result->missed;
+  }
+  auto n = static_cast<double>(state.iterations());
+  state.counters["plain_s"] = plain / n;
+  state.counters["profiled_s"] = profiled / n;
+  std::sort(overheads.begin(), overheads.end());
+  state.counters["overhead_pct"] = overheads[overheads.size() / 2];
+  state.counters["mean_overhead_pct"] = 100.0 * (profiled - plain) / plain;
+  state.counters["drain_finalize_s"] = finish / n;
+  state.counters["events"] = static_cast<double>(events) / n;
+  state.counters["missed"] = static_cast<double>(missed);
+}
+BENCHMARK(BM_ProfilingOverhead)->Arg(60)->Iterations(5)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace npukit::prof

@@ -1,0 +1,16 @@
+// npu-prof's command line: argument parsing and dispatch to the library. Every failure prints
+// one line "npu-prof: <what and where>" on stderr and returns one of these exit codes:
+#pragma once
+
+namespace npukit::prof {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;         // recording/writing failed (SQLite, disk full, ...)
+inline constexpr int kExitUsage = 2;          // bad arguments
+inline constexpr int kExitBadInput = 3;       // missing path, not a profile, corrupted database
+inline constexpr int kExitNoNode = 4;         // no node running, stale node, no access to its events
+inline constexpr int kExitCommandFailed = 5;  // record: the command failed (the profile is still written)
+
+int run_cli(int argc, char** argv);
+
+}  // namespace npukit::prof

@@ -1,0 +1,117 @@
+// Helpers for npu-prof's tests: run the tools, record a workload on a fresh node, query a
+// database with the sqlite3 CLI, compare against goldens (NPUKIT_UPDATE_GOLDEN=1 rewrites them;
+// a mismatch prints the differing lines), and check the reference's section 6 invariants.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../daemon/daemon_util.hpp"
+
+namespace npukit::testing {
+
+inline std::string prof() { return NPU_PROF_PATH; }
+inline std::string npu_run() { return NPU_RUN_PATH; }
+inline std::string data_path(const std::string& name) { return std::string(NPUKIT_TEST_DATA_DIR) + "/profiler/" + name; }
+
+// A fresh empty directory under the system temp dir, removed at scope exit.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag)
+      : path_(std::filesystem::temp_directory_path() / ("npuprof-" + std::to_string(getpid()) + "-" + tag)) {
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string str() const { return path_.string(); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// The one PROF_*/msprof_*.db under `dir` ("" when there is none or several).
+inline std::string find_db(const std::string& dir) {
+  std::vector<std::string> found;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("msprof_", 0) == 0 && e.path().extension() == ".db") found.push_back(e.path().string());
+  }
+  return found.size() == 1 ? found[0] : "";
+}
+
+// Runs the sqlite3 CLI on `db` (list mode, '|' separators).
+inline CommandResult sqlite(const std::string& db, const std::string& sql) {
+  return run_command("sqlite3 '" + db + "' \"" + sql + "\"");
+}
+
+// Lines that differ between expected and actual, numbered, for a readable failure.
+inline std::string line_diff(const std::string& expected, const std::string& actual) {
+  auto e = lines_of(expected), a = lines_of(actual);
+  std::string out;
+  for (std::size_t i = 0; i < std::max(e.size(), a.size()); ++i) {
+    std::string x = i < e.size() ? e[i] : "<missing>", y = i < a.size() ? a[i] : "<missing>";
+    if (x != y) out += "line " + std::to_string(i + 1) + ":\n  expected: " + x + "\n  actual:   " + y + "\n";
+  }
+  return out;
+}
+
+inline void expect_golden(const std::string& name, const std::string& actual) {
+  std::string path = data_path(name);
+  if (const char* update = std::getenv("NPUKIT_UPDATE_GOLDEN"); update != nullptr && std::string(update) == "1") {
+    std::ofstream(path) << actual;
+    return;
+  }
+  std::string expected = read_file(path);
+  ASSERT_FALSE(expected.empty()) << path << " is missing: run with NPUKIT_UPDATE_GOLDEN=1";
+  std::string diff = line_diff(expected, actual);
+  EXPECT_TRUE(diff.empty()) << name << " differs from the golden (NPUKIT_UPDATE_GOLDEN=1 regenerates it):\n" << diff;
+}
+
+// A workload recorded on its own fresh node (seed 7), once per test process.
+struct RecordedRun {
+  std::string dir;  // the -o directory
+  std::string db;
+  CommandResult record;
+};
+
+inline RecordedRun record_on_fresh_node(const std::string& tag, const std::string& workload_args,
+                                        const std::string& record_args = "") {
+  static std::vector<std::unique_ptr<ScopedNode>> nodes;  // stopped at exit
+  static std::vector<std::unique_ptr<TempDir>> dirs;
+  nodes.push_back(std::make_unique<ScopedNode>(tag, "--seed 7"));
+  dirs.push_back(std::make_unique<TempDir>(tag));
+  RecordedRun run;
+  run.dir = dirs.back()->str();
+  run.record = run_command(prof() + " record -o " + run.dir + " --node-name " + nodes.back()->name() + " " + record_args +
+                           " -- " + npu_run() + " " + workload_args);
+  run.db = find_db(run.dir);
+  return run;
+}
+
+// The small deterministic workload (tests/data/profiler/small-train.json) recorded in fast mode.
+inline const RecordedRun& small_run() {
+  static RecordedRun run = record_on_fresh_node("small", data_path("small-train.json"));
+  return run;
+}
+
+}  // namespace npukit::testing
