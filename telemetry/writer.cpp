@@ -130,10 +130,15 @@ Result<std::unique_ptr<Writer>> Writer::create_with(const WriterOptions& options
   w->segment_ = std::move(segment);
   w->view_ = detail::View{w->segment_->data(), caps, layout};
   std::memcpy(w->view_.node_info(), &identity->node, sizeof identity->node);
-  std::memcpy(w->view_.device_info(0), identity->devices.data(),
-              identity->devices.size() * sizeof(detail::DeviceInfoBlock));
-  std::memcpy(w->view_.link_info(0), identity->links.data(),
-              identity->links.size() * sizeof(detail::LinkInfoBlock));
+  // memcpy with a null source is undefined even for 0 bytes (a bus may have no links).
+  if (!identity->devices.empty()) {
+    std::memcpy(w->view_.device_info(0), identity->devices.data(),
+                identity->devices.size() * sizeof(detail::DeviceInfoBlock));
+  }
+  if (!identity->links.empty()) {
+    std::memcpy(w->view_.link_info(0), identity->links.data(),
+                identity->links.size() * sizeof(detail::LinkInfoBlock));
+  }
   w->initialise(options);
   return w;
 }
