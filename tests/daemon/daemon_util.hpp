@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +52,7 @@ class ScopedNode {
   }
   ~ScopedNode() {
     run_command(emud() + " stop --node-name " + name_);
+    ::shm_unlink(telemetry::shm_name(name_).c_str());  // a segment a test's SIGKILL left behind
     std::string sock = telemetry::control_socket_path(name_);
     ::unlink(sock.c_str());
     ::unlink((sock.substr(0, sock.size() - 5) + ".log").c_str());
