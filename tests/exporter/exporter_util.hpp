@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../daemon/daemon_util.hpp"
 #include "telemetry/client.hpp"
 
 namespace npukit::smi::exporter::testing {
@@ -21,22 +22,9 @@ namespace npukit::smi::exporter::testing {
 namespace tf = telemetry;
 namespace fid = telemetry::fid;
 
-struct Cmd {
-  int exit_code = -1;
-  std::string output;
-};
-
-inline Cmd run_command(const std::string& command) {
-  Cmd r;
-  std::FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+// Shell commands through the helper the daemon tests use.
+using Cmd = npukit::testing::CommandResult;
+using npukit::testing::run_command;
 
 // "" when promtool is usable, else why not (the caller skips with it).
 inline std::string ensure_promtool() {
