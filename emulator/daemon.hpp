@@ -1,6 +1,7 @@
 // The npu-emud daemon: hosts one emulated node in paced mode, publishes it on the telemetry bus
 // and serves control requests (submit programs, list/cancel jobs, inject/clear faults, reset,
-// set power limit, stop).
+// set power limit, stop, and `reference`: what a healthy device of the node achieves, for the
+// diagnostics). A job's status carries its `findings` (what memtest ops found, program_runner.hpp).
 //
 // Threads: the node thread (run()) owns the Node, the Publisher and every job; the control
 // server's thread only hands requests over (a queue) and waits for the node thread's reply, so
@@ -79,6 +80,7 @@ class Daemon {
   nlohmann::json job_json(const Job& job, std::size_t since_step) const;
   nlohmann::json device_request(const telemetry::Request& request);
   nlohmann::json status_json() const;
+  nlohmann::json reference_json() const;
   void advance_time();
   void forget_old_jobs();
 

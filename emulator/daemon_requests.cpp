@@ -40,6 +40,7 @@ json Daemon::execute(const tf::Request& request) {
   const std::string& op = request.op;
   const json& body = request.body;
   if (op == "status") return status_json();
+  if (op == "reference") return reference_json();
   if (op == "submit") return submit(request);
   if (op == "list_jobs") {
     json list = json::array();
@@ -121,7 +122,30 @@ json Daemon::job_json(const Job& job, std::size_t since_step) const {
             {"peak_reserved_bytes", job.runner ? std::max(job.peak_reserved_bytes, job.runner->peak_reserved_bytes())
                                                : job.peak_reserved_bytes}};
   if (!job.error.empty()) j["error"] = job.error;
+  json findings = json::array();
+  if (job.runner) {
+    for (const Finding& f : job.runner->findings()) {
+      findings.push_back({{"rank", f.rank}, {"device", f.device}, {"kind", f.kind}, {"offset", f.offset},
+                          {"wrote", f.wrote}, {"read", f.read}, {"text", f.text}});
+    }
+  }
+  j["findings"] = std::move(findings);
   return j;
+}
+
+// What a healthy device of this node achieves (diagnostics compare against it, as DCGM compares
+// against per-SKU targets): the datasheet peak times the calibrated efficiency, at the maximum
+// clock. Bandwidths are bytes/s as the bus counts them (HBM: bytes read plus bytes written).
+json Daemon::reference_json() const {
+  const NodeSpec& node = node_->spec();
+  const DeviceSpec& d = node.device_spec;
+  return {{"ok", true},
+          {"spec", node.name},
+          {"device", d.name},
+          {"matmul_fp16_flops", d.cube_peak.fp16 * d.efficiency.cube},
+          {"hbm_bytes_per_s", d.hbm.bandwidth_bps * d.efficiency.hbm},
+          {"pcie_bytes_per_s", d.pcie.bandwidth_bps * d.efficiency.pcie},
+          {"link_efficiency", node.link_efficiency}};
 }
 
 json Daemon::device_request(const tf::Request& request) {

@@ -173,6 +173,12 @@ bool Engine::try_start(uint32_t s, Task& head) {
 Nanos Engine::start_duration(Stream& st, Device& dev, Task& head) {
   Nanos duration;
   st.activity = Activity{};
+  if (!st.error.ok()) {
+    // The stream is in error (a task before failed): the runtime skips what follows until the
+    // error is taken at a synchronize, as ACL aborts the rest of a failed stream.
+    st.head_error = st.error;
+    return 1;
+  }
   if (head.kind == TaskKind::kKernel) {
     if (dev.health().hung() && head.unit != Unit::kAiCpu) {
       st.head_error = Status(

@@ -80,6 +80,8 @@ void DeviceHealth::clear_ecc() {
 }
 
 void DeviceHealth::reset() {
+  retired_pages_.insert(retired_pages_.end(), bad_pages_.begin(), bad_pages_.end());
+  bad_pages_.clear();
   active_ = 0;
   timeouts_ = 0;
   ecc_.single_bit_volatile = 0;

@@ -83,7 +83,15 @@ void set_links(Fabric& fabric, int device, bool up) {
 
 Status Node::inject_fault(int device, FaultKind kind) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
-  devices_[device].health().inject(kind);
+  Device& d = devices_[device];
+  if (kind == FaultKind::kHbmDoubleBit) {
+    // Where the bad cell is: deterministic per node seed, device and how many it has had.
+    SplitMix64 place(options_.seed ^ (static_cast<uint64_t>(device) << 40) ^ d.health().ecc().double_bit_aggregate);
+    uint64_t pages = d.memory().app_capacity_bytes() / kHbmPageBytes;
+    uint64_t r = place.next();
+    d.health().add_bad_page({(r % pages) * kHbmPageBytes, static_cast<int>((r >> 32) % 64)});
+  }
+  d.health().inject(kind);
   if (kind == FaultKind::kLinkDown) set_links(*fabric_, device, false);
   return Status::Ok();
 }

@@ -1,6 +1,7 @@
 #include "emulator/program_runner.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace npukit::emu {
 
@@ -254,8 +255,13 @@ ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const
   switch (op.kind) {
     case Kind::kAlloc: {
       auto a = ctx.allocate(op.bytes);
-      if (!a.ok()) st = a.status();
-      else r.buffers[op.buffer] = a->ptr, host_ns = a->host_ns;
+      if (!a.ok()) {
+        st = a.status();
+        break;
+      }
+      uint64_t used = node_.device(ctx.device()).memory().app_used_bytes();
+      r.buffers[op.buffer] = {a->ptr, used > op.bytes ? used - op.bytes : 0, op.bytes};
+      host_ns = a->host_ns;
       break;
     }
     case Kind::kFree: {
@@ -264,7 +270,7 @@ ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const
         st = InvalidArgument("rank " + std::to_string(rank) + ": free of unknown buffer '" + op.buffer + "'");
         break;
       }
-      auto a = ctx.deallocate(it->second);
+      auto a = ctx.deallocate(it->second.ptr);
       r.buffers.erase(it);
       if (!a.ok()) st = a.status();
       else host_ns = a->host_ns;
@@ -282,6 +288,7 @@ ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const
     case Kind::kCollective: st = ctx.collective(s, prepared->call); break;
     case Kind::kHostDelay: host_ns = op.ns; break;
     case Kind::kSync: return sync(rank, op.stream);
+    case Kind::kMemTest: st = memtest(rank, op); break;
   }
   if (!st.ok()) {
     fail(st);
@@ -292,6 +299,43 @@ ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const
     return Block::kWait;
   }
   return Block::kNone;
+}
+
+// The patterns a memtest writes, in order (program.hpp: kMaxMemTestPatterns).
+constexpr uint64_t kMemTestPatterns[telemetry::kMaxMemTestPatterns] = {
+    0x0000000000000000ull, 0xFFFFFFFFFFFFFFFFull, 0x5555555555555555ull, 0xAAAAAAAAAAAAAAAAull,
+    0x0101010101010101ull, 0x8080808080808080ull, 0x3333333333333333ull, 0xCCCCCCCCCCCCCCCCull};
+
+// Each pattern pass writes the buffer and reads it back: on the stream it costs what a D2D copy
+// of the buffer costs (one read and one write of every byte). Pages of the buffer with a stuck
+// bit fail the first pattern that has a 1 there; they are reported as findings.
+Status ProgramRunner::memtest(int rank, const ProgramOp& op) {
+  Rank& r = ranks_[rank];
+  auto it = r.buffers.find(op.buffer);
+  if (it == r.buffers.end()) {
+    return InvalidArgument("rank " + std::to_string(rank) + ": memtest of unknown buffer '" + op.buffer + "'");
+  }
+  const Rank::Buffer& b = it->second;
+  for (uint64_t p = 0; p < op.count; ++p) {
+    NPUKIT_RETURN_IF_ERROR(r.ctx->memcpy_d2d(r.streams[op.stream], b.ptr, b.ptr, b.bytes));
+  }
+  int device = r.ctx->device();
+  for (const DeviceHealth::BadPage& page : node_.device(device).health().bad_pages()) {
+    if (page.offset + kHbmPageBytes <= b.phys || page.offset >= b.phys + b.bytes) continue;
+    uint64_t stuck = 1ull << page.stuck_bit;
+    for (uint64_t p = 0; p < op.count; ++p) {
+      if (!(kMemTestPatterns[p] & stuck)) continue;
+      Finding f{rank, device, "hbm_bad_page", page.offset, kMemTestPatterns[p], kMemTestPatterns[p] & ~stuck, ""};
+      char line[160];
+      std::snprintf(line, sizeof line, "HBM page at offset 0x%llx (%.2f GiB): wrote 0x%016llx, read 0x%016llx",
+                    static_cast<unsigned long long>(f.offset), static_cast<double>(f.offset) / (1ull << 30),
+                    static_cast<unsigned long long>(f.wrote), static_cast<unsigned long long>(f.read));
+      f.text = line;
+      findings_.push_back(std::move(f));
+      break;
+    }
+  }
+  return Status::Ok();
 }
 
 void ProgramRunner::fail(Status s) {

@@ -29,6 +29,17 @@ struct StepReport {
   Nanos end = 0;
 };
 
+// Something a diagnostic op found (a memtest: an HBM page that failed a pattern).
+struct Finding {
+  int rank = 0;
+  int device = 0;
+  std::string kind;     // "hbm_bad_page"
+  uint64_t offset = 0;  // physical HBM offset of the page
+  uint64_t wrote = 0;   // the pattern word written
+  uint64_t read = 0;    // what was read back
+  std::string text;     // one line for people
+};
+
 class ProgramRunner {
  public:
   using StepFn = std::function<void(const StepReport&)>;
@@ -50,6 +61,7 @@ class ProgramRunner {
   int64_t steps_done() const;  // steps every rank has completed
   // Peak device memory any rank's allocator held (bytes).
   uint64_t peak_reserved_bytes() const;
+  const std::vector<Finding>& findings() const { return findings_; }
 
  private:
   enum class Block { kNone, kWait };
@@ -63,7 +75,14 @@ class ProgramRunner {
     std::vector<StreamId> streams;
     std::vector<EventId> events;
     std::vector<EventId> sync_events;  // one per stream, for host-side syncs
-    std::map<std::string, DevPtr> buffers;
+    // A program buffer and where it sits in physical HBM: live allocations are modelled as
+    // packed from the bottom of the device's memory (`phys` = device use before it).
+    struct Buffer {
+      DevPtr ptr = 0;
+      uint64_t phys = 0;
+      uint64_t bytes = 0;
+    };
+    std::map<std::string, Buffer> buffers;
     std::map<std::size_t, Prepared> setup_prepared;  // by op index
     std::map<std::size_t, Prepared> step_prepared;
     bool in_setup = true;
@@ -86,6 +105,7 @@ class ProgramRunner {
                      std::map<std::size_t, Prepared>& out);
   Block execute(int rank, const telemetry::ProgramOp& op, const Prepared* prepared);
   Block sync(int rank, int stream);
+  Status memtest(int rank, const telemetry::ProgramOp& op);
   void delay(int rank, Nanos ns);
   void fail(Status s);
   void finish_if_done();
@@ -96,6 +116,7 @@ class ProgramRunner {
   std::vector<Rank> ranks_;
   std::vector<CommId> comms_;  // program communicator index -> node communicator
   uint64_t peak_reserved_ = 0;
+  std::vector<Finding> findings_;
   StepFn on_step_;
   DoneFn on_done_;
   Status status_;

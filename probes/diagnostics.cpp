@@ -1,27 +1,66 @@
 #include "probes/diagnostics.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
+
+#include "probes/diag_tests.hpp"
 
 namespace npukit::probes {
 
 namespace tf = telemetry;
 namespace fid = telemetry::fid;
 
-namespace {
+namespace diag {
 
-void add(DiagTestResult& out, int device, Verdict v, std::vector<std::string> reasons = {}) {
-  out.devices.push_back({device, v, std::move(reasons)});
+void add(DiagTestResult& out, int device, Verdict v, std::vector<std::string> reasons, std::string measured) {
+  out.devices.push_back({device, v, std::move(reasons), std::move(measured)});
   out.verdict = worst(out.verdict, v);
 }
 
-void node_reachable(const tf::Snapshot& s, std::span<const int>, DiagTestResult& out) {
+bool cannot_run(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
+  std::string why = ctx.snapshot.stale() ? "node is stale: " + ctx.snapshot.stale_reason()
+                  : ctx.client == nullptr ? "no node connection to run test programs on"
+                  : !ctx.reference.is_object() ? "the node gave no reference figures"
+                                               : "";
+  if (why.empty()) return false;
+  for (int d : devices) add(out, d, Verdict::kUnknown, {why});
+  return true;
+}
+
+Verdict grade_ratio(double ratio) {
+  return ratio >= kPassRatio ? Verdict::kPass : ratio >= kWarnRatio ? Verdict::kWarn : Verdict::kFail;
+}
+
+std::string versus(double value, double reference, const char* unit) {
+  char buf[128];
+  // The percentage is rounded down, so a figure judged below a threshold never prints it.
+  std::snprintf(buf, sizeof buf, "%.1f %s, expected %.1f %s (%.0f%%)", value, unit, reference, unit,
+                reference > 0 ? std::floor(100.0 * value / reference + 1e-9) : 0.0);
+  return buf;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return v[v.size() / 2];
+}
+
+std::optional<double> reference(const DiagContext& ctx, const char* key) {
+  if (!ctx.reference.is_object() || !ctx.reference.contains(key) || !ctx.reference[key].is_number()) return std::nullopt;
+  return ctx.reference[key].get<double>();
+}
+
+void node_reachable(const DiagContext& ctx, std::span<const int>, DiagTestResult& out) {
+  const tf::Snapshot& s = ctx.snapshot;
   // Stale is UNKNOWN, as in the health rules: the node's state cannot be judged.
   if (s.stale()) add(out, -1, Verdict::kUnknown, {"node '" + s.node().node_name + "' is stale: " + s.stale_reason()});
   else add(out, -1, Verdict::kPass);
 }
 
-void device_count(const tf::Snapshot& s, std::span<const int>, DiagTestResult& out) {
+void device_count(const DiagContext& ctx, std::span<const int>, DiagTestResult& out) {
+  const tf::Snapshot& s = ctx.snapshot;
   const std::string& spec = s.node().node_spec;
   int promised = std::atoi(spec.c_str());  // "8x910B2" -> 8
   if (promised <= 0 || spec.find('x') == std::string::npos) {
@@ -34,7 +73,8 @@ void device_count(const tf::Snapshot& s, std::span<const int>, DiagTestResult& o
   }
 }
 
-void device_specs(const tf::Snapshot& s, std::span<const int> devices, DiagTestResult& out) {
+void device_specs(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
+  const tf::Snapshot& s = ctx.snapshot;
   for (int d : devices) {
     const tf::DeviceInfo& info = s.device_info(d);
     std::vector<std::string> why;
@@ -51,7 +91,8 @@ void device_specs(const tf::Snapshot& s, std::span<const int> devices, DiagTestR
   }
 }
 
-void health(const tf::Snapshot& s, std::span<const int> devices, DiagTestResult& out) {
+void health(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
+  const tf::Snapshot& s = ctx.snapshot;
   for (int d : devices) {
     DeviceReport r = evaluate_device(s, d);
     std::vector<std::string> why;
@@ -62,7 +103,8 @@ void health(const tf::Snapshot& s, std::span<const int> devices, DiagTestResult&
   }
 }
 
-void processes(const tf::Snapshot& s, std::span<const int> devices, DiagTestResult& out) {
+void processes(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
+  const tf::Snapshot& s = ctx.snapshot;
   for (int d : devices) {
     std::vector<std::string> why;
     for (const tf::ProcessInfo& p : s.processes()) {
@@ -73,12 +115,23 @@ void processes(const tf::Snapshot& s, std::span<const int> devices, DiagTestResu
   }
 }
 
+}  // namespace diag
+
+namespace {
+
+// In display order; a category's tests are contiguous.
 constexpr DiagTest kTests[] = {
-    {"Node Reachable", "Deployment", 1, false, node_reachable},
-    {"Device Count", "Deployment", 1, false, device_count},
-    {"Device Specs", "Deployment", 1, true, device_specs},
-    {"Processes", "Deployment", 1, true, processes},
-    {"Health Rules", "Hardware", 1, true, health},
+    {"Node Reachable", "Deployment", 1, false, diag::node_reachable},
+    {"Device Count", "Deployment", 1, false, diag::device_count},
+    {"Device Specs", "Deployment", 1, true, diag::device_specs},
+    {"Processes", "Deployment", 1, true, diag::processes},
+    {"Health Rules", "Hardware", 1, true, diag::health},
+    {"Memory Pattern", "Hardware", 2, true, diag::memory_pattern},
+    {"PCIe Bandwidth", "Integration", 2, true, diag::pcie_bandwidth},
+    {"HCCS Bandwidth", "Integration", 2, true, diag::hccs_bandwidth},
+    {"Compute", "Performance", 2, true, diag::compute},
+    {"HBM Bandwidth", "Performance", 2, true, diag::hbm_bandwidth},
+    {"Targeted Stress", "Stress", 3, true, diag::targeted_stress},
 };
 
 }  // namespace
@@ -98,6 +151,20 @@ int max_diag_level() {
 }
 
 DiagReport run_diag(const tf::Snapshot& s, int level, std::span<const int> devices) {
+  return run_diag(DiagContext{s, nullptr, nlohmann::json(), DiagOptions{}}, level, devices);
+}
+
+Result<nlohmann::json> fetch_reference(tf::Client& client) {
+  auto reply = client.control({{"op", "reference"}});
+  if (!reply.ok()) return reply.status();
+  if (!reply->value("ok", false)) {
+    return Status(Code::kUnavailable, "the node gave no reference figures: " + reply->value("error", std::string("refused")));
+  }
+  return *reply;
+}
+
+DiagReport run_diag(const DiagContext& ctx, int level, std::span<const int> devices) {
+  const tf::Snapshot& s = ctx.snapshot;
   std::vector<int> all;
   if (devices.empty()) {
     for (int d = 0; d < s.device_count(); ++d) all.push_back(d);
@@ -110,7 +177,7 @@ DiagReport run_diag(const tf::Snapshot& s, int level, std::span<const int> devic
     r.name = std::string(t->name);
     r.category = std::string(t->category);
     r.per_device = t->per_device;
-    t->run(s, devices, r);
+    t->run(ctx, devices, r);
     report.verdict = worst(report.verdict, r.verdict);
     report.tests.push_back(std::move(r));
   }

@@ -1,5 +1,6 @@
 #include "smi/smi_diag.hpp"
 
+#include <cstdlib>
 #include <ostream>
 
 #include "smi/smi_cli.hpp"
@@ -61,14 +62,19 @@ std::string diag_result_text(const tf::Snapshot& s, const pr::DiagTestResult& t)
   std::string word = result_word(t.verdict);
   if (!t.per_device) return word;
   if (t.verdict == pr::Verdict::kPass) return word + " - All";
-  std::string ids;
-  for (const pr::DiagDeviceResult& d : t.devices) {
-    if (d.verdict == t.verdict) ids += (ids.empty() ? "" : ", ") + npu_label(s, d.device);
+  // Every verdict below PASS that a chip got, worst first: "Fail - NPU: 5; Warn - NPU: 1".
+  std::string text;
+  for (pr::Verdict v : {pr::Verdict::kFail, pr::Verdict::kUnknown, pr::Verdict::kWarn}) {
+    std::string ids;
+    for (const pr::DiagDeviceResult& d : t.devices) {
+      if (d.verdict == v) ids += (ids.empty() ? "" : ", ") + npu_label(s, d.device);
+    }
+    if (!ids.empty()) text += (text.empty() ? "" : "; ") + std::string(result_word(v)) + " - NPU: " + ids;
   }
-  return word + " - NPU: " + ids;
+  return text;
 }
 
-std::string render_diag_box(const tf::Snapshot& s, const pr::DiagReport& r) {
+std::string render_diag_box(const tf::Snapshot& s, const pr::DiagReport& r, bool verbose) {
   std::string out = "Successfully ran diagnostic level " + std::to_string(r.level) + " on node " + s.node().node_name +
                     " (" + s.node().node_spec + ").\n";
   out += rule('-') + row("Diagnostic", "Result") + rule('=');
@@ -81,6 +87,7 @@ std::string render_diag_box(const tf::Snapshot& s, const pr::DiagReport& r) {
   for (const pr::DiagTestResult& t : r.tests) {
     for (const pr::DiagDeviceResult& d : t.devices) {
       std::string where = d.device < 0 ? "node" : "NPU " + npu_label(s, d.device);
+      if (verbose && !d.measured.empty()) out += t.name + ", " + where + ": measured " + d.measured + "\n";
       for (const std::string& why : d.reasons) out += t.name + ", " + where + ": " + why + "\n";
     }
   }
@@ -94,6 +101,7 @@ nlohmann::json diag_json(const tf::Snapshot& s, const pr::DiagReport& r) {
     nlohmann::json devices = nlohmann::json::array();
     for (const pr::DiagDeviceResult& d : t.devices) {
       nlohmann::json o = {{"verdict", pr::verdict_name(d.verdict)}, {"reasons", d.reasons}};
+      if (!d.measured.empty()) o["measured"] = d.measured;
       if (d.device >= 0) o["npu_id"] = s.device_info(d.device).npu_id, o["chip_id"] = s.device_info(d.device).chip_id;
       devices.push_back(std::move(o));
     }
@@ -105,22 +113,30 @@ nlohmann::json diag_json(const tf::Snapshot& s, const pr::DiagReport& r) {
 }
 
 std::string diag_help() {
-  return "Usage: npu-smi diag [-r level] [-i id] [--json]\n"
+  return "Usage: npu-smi diag [-r level] [-i id] [--duration S] [-v] [--json]\n"
          "\n"
          "Runs diagnostics by level (like dcgmi diag) and prints a result box.\n"
-         "  -r 1   quick (seconds): node reachable, device count, device specs, processes,\n"
-         "         health rules. The only level in this build.\n"
-         "  -i id  only this card's chips\n"
+         "  -r 1          quick (seconds): node reachable, device count, device specs, processes,\n"
+         "                health rules (default)\n"
+         "  -r 2          medium: + memory pattern test over all free HBM, PCIe and HCCS\n"
+         "                bandwidth against the topology, compute TFLOPS and HBM bandwidth against\n"
+         "                the chip's reference (test programs run on the node)\n"
+         "  -r 3          long: + targeted stress with a thermal watch\n"
+         "  -i id         only this card's chips\n"
+         "  --duration S  level 3 stress length in the node's seconds (default 60)\n"
+         "  -v            also print what each test measured\n"
          "Exit: 0 all Pass, 1 Warn, 2 Fail, 3 Unknown (stale node), 4 usage, 5 no node.\n";
 }
 
 int run_diag_command(Context& ctx, const std::vector<std::string>& args) {
   CLI::App app{"npu-smi diag"};
   app.set_help_flag();
-  std::string level_text = "1", id;
-  bool json = false, help = false;
+  std::string level_text = "1", id, duration_text;
+  bool json = false, help = false, verbose = false;
   app.add_option("-r", level_text);
   app.add_option("-i", id);
+  app.add_option("--duration", duration_text);
+  app.add_flag("-v,--verbose", verbose);
   app.add_flag("--json", json);
   app.add_flag("-h,--help", help);
   std::string bad;
@@ -135,7 +151,15 @@ int run_diag_command(Context& ctx, const std::vector<std::string>& args) {
   }
   int level = 0;
   if (!cli::parse_id(level_text, level) || level < 1 || level > pr::max_diag_level()) {
-    return usage("-r '" + level_text + "': levels in this build are 1.." + std::to_string(pr::max_diag_level()));
+    return usage("-r '" + level_text + "': expected a level from 1 to " + std::to_string(pr::max_diag_level()));
+  }
+  pr::DiagOptions options;
+  if (!duration_text.empty()) {
+    char* end = nullptr;
+    options.stress_seconds = std::strtod(duration_text.c_str(), &end);
+    if (end == duration_text.c_str() || *end != '\0' || !(options.stress_seconds >= 1 && options.stress_seconds <= 86400)) {
+      return usage("--duration '" + duration_text + "': expected seconds from 1 to 86400");
+    }
   }
   int rc = kExitOk;
   auto session = open_session(ctx, rc);
@@ -147,8 +171,14 @@ int run_diag_command(Context& ctx, const std::vector<std::string>& args) {
       return usage("-i: no NPU id '" + id + "' on node '" + session->snapshot.node().node_name + "'");
     }
   }
-  pr::DiagReport report = pr::run_diag(session->snapshot, level, devices);
-  *ctx.out << (json ? diag_json(session->snapshot, report).dump(2) + "\n" : render_diag_box(session->snapshot, report));
+  pr::DiagContext diag{session->snapshot, session->client.get(), nullptr, options};
+  if (level >= 2 && !session->snapshot.stale()) {
+    auto reference = pr::fetch_reference(*session->client);
+    if (!reference.ok()) *ctx.err << "npu-smi: diag: " << reference.status().message() << "\n";
+    else diag.reference = std::move(*reference);
+  }
+  pr::DiagReport report = pr::run_diag(diag, level, devices);
+  *ctx.out << (json ? diag_json(session->snapshot, report).dump(2) + "\n" : render_diag_box(session->snapshot, report, verbose));
   return diag_exit_code(report.verdict);
 }
 

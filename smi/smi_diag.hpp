@@ -16,12 +16,13 @@ namespace npukit::smi {
 
 // "Pass - All", "Fail - NPU: 3, 5", "Warn" (node-wide tests), ...
 std::string diag_result_text(const telemetry::Snapshot& s, const probes::DiagTestResult& t);
-std::string render_diag_box(const telemetry::Snapshot& s, const probes::DiagReport& r);
+// `verbose`: a "measured" line per device for the tests that measure.
+std::string render_diag_box(const telemetry::Snapshot& s, const probes::DiagReport& r, bool verbose = false);
 nlohmann::json diag_json(const telemetry::Snapshot& s, const probes::DiagReport& r);
 int diag_exit_code(probes::Verdict v);
 std::string diag_help();
 
-// `npu-smi diag [-r 1] [-i id] [--json]` (args after "diag").
+// `npu-smi diag [-r 1|2|3] [-i id] [--duration S] [-v] [--json]` (args after "diag").
 int run_diag_command(Context& ctx, const std::vector<std::string>& args);
 
 }  // namespace npukit::smi

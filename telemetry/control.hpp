@@ -8,7 +8,7 @@
 //           "request_too_large", "permission_denied", "internal", "too_many_connections";
 //           handlers add their own (e.g. "unknown_op", "invalid_argument", "not_found").
 // Built in: {"op":"ping"} -> {"ok":true,"pong":true,"pid":<server pid>} (never reaches the handler).
-// Read-only ops (read_only_ops(): ping, status, list_jobs, job_status) are served to any peer
+// Read-only ops (read_only_ops(): ping, status, reference, list_jobs, job_status) are served to any peer
 // that can connect; every other op mutates and is refused unless the peer's uid (SO_PEERCRED)
 // is the server's effective uid or 0: "permission denied: uid N may not <op>".
 // Malformed JSON, a non-object or a missing "op": "malformed request: <what> at line 1 column N";

@@ -10,7 +10,7 @@ namespace npukit::telemetry {
 
 namespace {
 
-constexpr std::array<std::string_view, 4> kReadOnlyOps = {"ping", "status", "list_jobs", "job_status"};
+constexpr std::array<std::string_view, 5> kReadOnlyOps = {"ping", "status", "reference", "list_jobs", "job_status"};
 
 std::string malformed(const std::string& what, std::size_t column) {
   return "malformed request: " + what + " at line 1 column " + std::to_string(column);

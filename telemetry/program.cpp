@@ -21,7 +21,7 @@ constexpr OpName kOpNames[] = {
     {Kind::kAlloc, "alloc"},   {Kind::kFree, "free"},         {Kind::kEmptyCache, "empty_cache"},
     {Kind::kKernel, "kernel"}, {Kind::kMemcpy, "memcpy"},     {Kind::kRecord, "record"},
     {Kind::kWait, "wait"},     {Kind::kCollective, "collective"}, {Kind::kHostDelay, "host_delay"},
-    {Kind::kSync, "sync"},
+    {Kind::kSync, "sync"},     {Kind::kMemTest, "memtest"},
 };
 
 const char* op_name(Kind k) {
@@ -55,7 +55,8 @@ ProgramOp parse_op(const json& j, const std::string& path, const RankProgram& ra
   }
   op.stream = static_cast<int>(r.integer("stream", -1, false));
   bool needs_stream = op.kind == Kind::kKernel || op.kind == Kind::kMemcpy || op.kind == Kind::kRecord ||
-                      op.kind == Kind::kWait || op.kind == Kind::kCollective;
+                      op.kind == Kind::kWait || op.kind == Kind::kCollective ||
+                      op.kind == Kind::kMemTest;
   if (needs_stream || op.stream != -1) check_index(r, "stream", op.stream, rank.streams, "stream");
   switch (op.kind) {
     case Kind::kAlloc:
@@ -107,6 +108,14 @@ ProgramOp parse_op(const json& j, const std::string& path, const RankProgram& ra
       r.only({"op", "ns"});
       break;
     case Kind::kSync: r.only({"op", "stream"}); break;
+    case Kind::kMemTest:
+      op.buffer = r.text("buf", "", true);
+      op.count = static_cast<uint64_t>(r.integer("patterns", 4));
+      if (err.ok() && (op.count < 1 || op.count > kMaxMemTestPatterns)) {
+        r.fail("patterns", "must be 1.." + std::to_string(kMaxMemTestPatterns));
+      }
+      r.only({"op", "stream", "buf", "patterns"});
+      break;
   }
   return op;
 }
@@ -150,6 +159,7 @@ json op_to_json(const ProgramOp& op) {
       if (op.comm) j["comm"] = op.comm;
       break;
     case Kind::kHostDelay: j["ns"] = op.ns; break;
+    case Kind::kMemTest: j["buf"] = op.buffer; j["patterns"] = op.count; break;
     default: break;
   }
   return j;

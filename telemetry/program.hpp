@@ -20,6 +20,8 @@
 //    "reduce":"sum","root":R,"peer":P,"comm":C}   (C indexes "comms"; 0 by default)
 //   {"op":"host_delay","ns":N}             (host-side time: data loading, Python overhead)
 //   {"op":"sync"} / {"op":"sync","stream":S}
+//   {"op":"memtest","stream":S,"buf":"b","patterns":4}   (diagnostics: writes and reads back
+//    `patterns` bit patterns over buffer b on the stream; pages that fail are job findings)
 // Faults: "faults": [{"at_ns": N, "device": D, "action": "inject", "fault": "over-temperature"}]
 // Values are checked when the program is parsed; errors name the JSON path
 // ("program error: ranks[0].step[3].stream: stream 2 does not exist (rank has 2 streams)").
@@ -35,19 +37,22 @@
 
 namespace npukit::telemetry {
 
+// The bit patterns a memtest op can write, in order (0x00.., 0xFF.., 0x55.., 0xAA.., walking ones...).
+inline constexpr uint64_t kMaxMemTestPatterns = 8;
+
 struct ProgramOp {
   enum class Kind : uint8_t { kAlloc, kFree, kEmptyCache, kKernel, kMemcpy, kRecord, kWait, kCollective,
-                              kHostDelay, kSync };
+                              kHostDelay, kSync, kMemTest };
   Kind kind = Kind::kKernel;
   int stream = -1;           // -1: none / all (sync)
   int event = -1;
-  std::string buffer;        // alloc/free
+  std::string buffer;        // alloc/free/memtest
   uint64_t bytes = 0;        // alloc, memcpy
   std::string name;          // kernel op name; collective kind; memcpy kind
   nlohmann::json inputs;     // kernel: [{"shape":[...],"dtype":"..."}]
   nlohmann::json attrs;      // kernel attributes (object)
   uint32_t block_dim = 0;
-  uint64_t count = 0;        // collective elements
+  uint64_t count = 0;        // collective elements; memtest patterns
   std::string dtype;         // collective dtype
   std::string reduce = "sum";
   int root_or_peer = 0;

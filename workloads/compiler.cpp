@@ -1,4 +1,5 @@
 #include "workloads/compiler.hpp"
+#include "workloads/program_ops.hpp"
 
 #include <algorithm>
 
@@ -33,41 +34,21 @@ ProgramOp kernel(const StepOp& s, int stream = kCompute) {
   return op;
 }
 
-ProgramOp simple(Kind kind, int stream = -1) {
-  ProgramOp op;
-  op.kind = kind;
-  op.stream = stream;
-  return op;
-}
-
 ProgramOp alloc(const std::string& buf, uint64_t bytes) {
-  ProgramOp op = simple(Kind::kAlloc);
+  ProgramOp op = op_of(Kind::kAlloc);
   op.buffer = buf;
   op.bytes = std::max<uint64_t>(bytes, 512);
   return op;
 }
 
-ProgramOp free_op(const std::string& buf) {
-  ProgramOp op = simple(Kind::kFree);
-  op.buffer = buf;
-  return op;
-}
-
 ProgramOp event_op(Kind kind, int stream, int event) {
-  ProgramOp op = simple(kind, stream);
+  ProgramOp op = op_of(kind, stream);
   op.event = event;
   return op;
 }
 
-ProgramOp memcpy_op(const char* kind, uint64_t bytes, int stream) {
-  ProgramOp op = simple(Kind::kMemcpy, stream);
-  op.name = kind;
-  op.bytes = std::max<uint64_t>(bytes, 1);
-  return op;
-}
-
 ProgramOp allreduce(uint64_t count, int comm, const std::string& dtype, int stream) {
-  ProgramOp op = simple(Kind::kCollective, stream);
+  ProgramOp op = op_of(Kind::kCollective, stream);
   op.name = "AllReduce";
   op.count = std::max<uint64_t>(count, 1);
   op.dtype = dtype;
@@ -76,7 +57,7 @@ ProgramOp allreduce(uint64_t count, int comm, const std::string& dtype, int stre
 }
 
 ProgramOp delay(double ms) {
-  ProgramOp op = simple(Kind::kHostDelay);
+  ProgramOp op = op_of(Kind::kHostDelay);
   op.ns = static_cast<int64_t>(ms * 1e6);
   return op;
 }
@@ -177,7 +158,7 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
   auto& step = rp.step;
   if (w.loader_ms > 0) step.push_back(delay(w.loader_ms));
   step.push_back(alloc("activations", fwd.activation_bytes * (train ? 1 : 0) + fwd.activation_bytes / 8));
-  step.push_back(memcpy_op("H2D", static_cast<uint64_t>(w.input_bytes_per_sample * w.samples_per_step), kCopy));
+  step.push_back(memcpy_op("H2D", std::max<uint64_t>(static_cast<uint64_t>(w.input_bytes_per_sample * w.samples_per_step), 1), kCopy));
   step.push_back(event_op(Kind::kRecord, kCopy, 0));
   step.push_back(event_op(Kind::kWait, kCompute, 0));
   int tp_syncs = 0;
@@ -195,7 +176,7 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
   } else {
     step.push_back(memcpy_op("D2H", static_cast<uint64_t>(w.samples_per_step) * 4, kCompute));
   }
-  step.push_back(free_op("activations"));
+  step.push_back(buffer_op(Kind::kFree, "activations"));
   return rp;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "workloads/compiler.hpp"
+#include "workloads/program_ops.hpp"
 
 namespace npukit::work {
 
@@ -11,28 +12,6 @@ namespace {
 using telemetry::ProgramOp;
 using Kind = ProgramOp::Kind;
 using nlohmann::json;
-
-ProgramOp op_of(Kind kind, int stream = -1) {
-  ProgramOp op;
-  op.kind = kind;
-  op.stream = stream;
-  return op;
-}
-
-ProgramOp matmul(int64_t m, int64_t k, int64_t n, const std::string& dtype) {
-  ProgramOp op = op_of(Kind::kKernel, 0);
-  op.name = "aten::mm";
-  op.inputs = json::array({{{"shape", {m, k}}, {"dtype", dtype}}, {{"shape", {k, n}}, {"dtype", dtype}}});
-  op.attrs = json::object();
-  return op;
-}
-
-ProgramOp buffer(Kind kind, const std::string& name, uint64_t bytes = 0) {
-  ProgramOp op = op_of(kind);
-  op.buffer = name;
-  op.bytes = bytes;
-  return op;
-}
 
 int64_t get(const json& extra, const char* key, int64_t fallback) {
   return extra.contains(key) && extra[key].is_number_integer() ? extra[key].get<int64_t>() : fallback;
@@ -54,27 +33,24 @@ Result<telemetry::Program> compile_special(const Workload& w, const telemetry::P
     auto& step = rank.step;
     if (w.kind == "burn") {
       int64_t m = get(x, "m", 8192);
-      for (int64_t i = 0; i < get(x, "matmuls_per_step", 20); ++i) step.push_back(matmul(m, m, m, w.dtype));
+      for (int64_t i = 0; i < get(x, "matmuls_per_step", 20); ++i) step.push_back(matmul_op(m, m, m, w.dtype));
     } else if (w.kind == "hbm-bandwidth") {
       uint64_t bytes = static_cast<uint64_t>(get(x, "bytes", 1ll << 30));
-      rank.setup = {buffer(Kind::kAlloc, "src", bytes), buffer(Kind::kAlloc, "dst", bytes)};
+      rank.setup = {buffer_op(Kind::kAlloc, "src", bytes), buffer_op(Kind::kAlloc, "dst", bytes)};
       for (int64_t i = 0; i < get(x, "copies_per_step", 8); ++i) {
-        ProgramOp copy = op_of(Kind::kMemcpy, 0);
-        copy.name = "D2D";
-        copy.bytes = bytes;
-        step.push_back(copy);
+        step.push_back(memcpy_op("D2D", bytes));
       }
     } else if (w.kind == "allocator-churn") {
       uint64_t bytes = static_cast<uint64_t>(get(x, "bytes", 64 << 10));
       for (int64_t i = 0; i < get(x, "allocs_per_step", 500); ++i) {
         std::string name = "tmp" + std::to_string(i % 4);
-        step.push_back(buffer(Kind::kAlloc, name, bytes + static_cast<uint64_t>(i % 7) * 4096));
+        step.push_back(buffer_op(Kind::kAlloc, name, bytes + static_cast<uint64_t>(i % 7) * 4096));
         if (i % 4 == 3) {
-          for (int j = 0; j < 4; ++j) step.push_back(buffer(Kind::kFree, "tmp" + std::to_string(j)));
+          for (int j = 0; j < 4; ++j) step.push_back(buffer_op(Kind::kFree, "tmp" + std::to_string(j)));
         }
       }
       int64_t m = get(x, "m", 2048);
-      step.push_back(matmul(m, m, m, w.dtype));
+      step.push_back(matmul_op(m, m, m, w.dtype));
     } else {
       return InvalidArgument("workload " + w.name + ": kind '" + w.kind + "' cannot be compiled");
     }
@@ -116,7 +92,7 @@ Result<std::vector<CompiledPoint>> compile_sweep(const Workload& w, const Compil
       int64_t m = mkn[0], k = mkn[1], n = mkn[2];
       telemetry::Program p = base;
       p.repeat = iters;
-      for (auto& rank : p.ranks) rank.step = {matmul(m, k, n, w.dtype)};
+      for (auto& rank : p.ranks) rank.step = {matmul_op(m, k, n, w.dtype)};
       std::string label = std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
       points.push_back({std::move(p), label, 2.0 * static_cast<double>(m) * k * n, 0, 0});
     }

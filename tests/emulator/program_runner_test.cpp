@@ -124,6 +124,77 @@ TEST(ProgramRunner, HungDeviceFailsTheJobWithTheTimeout) {
   EXPECT_NE(out.status.message().find("on device 1"), std::string::npos);
 }
 
+TEST(ProgramRunner, AfterATimeoutTheRestOfTheStreamIsSkippedNotTimedOutOneByOne) {
+  auto node = make_node();
+  ASSERT_TRUE(node->inject_fault(0, FaultKind::kAicoreHang).ok());
+  Nanos start = node->now();
+  auto out = run(*node, train_program(1, 1));  // 10 matmuls: one 2 s timeout, not ten
+  ASSERT_TRUE(out.done);
+  EXPECT_NE(out.status.message().find("AI Core task timeout"), std::string::npos) << out.status.message();
+  EXPECT_LT(node->now() - start, 3'000'000'000);
+}
+
+// A memtest over `bytes` of device 0 (with `patterns`), as npu-smi diag -r 2 submits it.
+json memtest_program(uint64_t bytes, int patterns = 4) {
+  json rank = {{"device", 0}, {"streams", 1},
+               {"setup", {{{"op", "alloc"}, {"buf", "hbm"}, {"bytes", bytes}}}},
+               {"step", {{{"op", "memtest"}, {"stream", 0}, {"buf", "hbm"}, {"patterns", patterns}}}}};
+  return {{"name", "memtest"}, {"allocator", "direct"}, {"ranks", {rank}}};
+}
+
+std::vector<Finding> memtest(Node& node, uint64_t bytes, int patterns = 4) {
+  auto runner = ProgramRunner::create(node, parse(memtest_program(bytes, patterns)));
+  EXPECT_TRUE(runner.ok()) << runner.status().message();
+  bool done = false;
+  (*runner)->start(nullptr, [&](const Status& s) { EXPECT_TRUE(s.ok()) << s.message(); done = true; });
+  node.run_until_idle();
+  EXPECT_TRUE(done);
+  return (*runner)->findings();
+}
+
+TEST(ProgramRunner, MemtestFindsTheInjectedBadPageUntilAResetIsolatesIt) {
+  auto node = make_node();
+  uint64_t all = node->device(0).memory().app_capacity_bytes() / kHbmPageBytes * kHbmPageBytes;
+  EXPECT_TRUE(memtest(*node, all).empty());
+  ASSERT_TRUE(node->inject_fault(0, FaultKind::kHbmDoubleBit).ok());
+  const auto& bad = node->device(0).health().bad_pages();
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].offset % kHbmPageBytes, 0u);
+  EXPECT_LT(bad[0].offset, all);
+  auto found = memtest(*node, all);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].offset, bad[0].offset);
+  EXPECT_EQ(found[0].wrote, 0xFFFFFFFFFFFFFFFFull);  // stuck at 0: the all-ones pattern is the first to see it
+  EXPECT_EQ(found[0].wrote & ~found[0].read, 1ull << bad[0].stuck_bit);
+  EXPECT_EQ(found[0].text.rfind("HBM page at offset 0x", 0), 0u) << found[0].text;
+  EXPECT_TRUE(memtest(*node, all, 1).empty());  // zeros alone cannot find a stuck-at-0 bit
+  // A buffer below the page does not cover it.
+  if (bad[0].offset >= kHbmPageBytes) {
+    EXPECT_TRUE(memtest(*node, bad[0].offset).empty());
+  }
+  ASSERT_TRUE(node->clear_faults(0).ok());
+  EXPECT_EQ(memtest(*node, all).size(), 1u);  // clearing lifts the alarm, not the page
+  ASSERT_TRUE(node->reset_device(0).ok());
+  EXPECT_TRUE(memtest(*node, all).empty());
+  EXPECT_EQ(node->device(0).health().retired_pages().size(), 1u);
+}
+
+TEST(ProgramRunner, BadPagesAreTheSameForTheSameSeed) {
+  auto a = make_node(), b = make_node();
+  ASSERT_TRUE(a->inject_fault(2, FaultKind::kHbmDoubleBit).ok());
+  ASSERT_TRUE(b->inject_fault(2, FaultKind::kHbmDoubleBit).ok());
+  EXPECT_EQ(a->device(2).health().bad_pages()[0].offset, b->device(2).health().bad_pages()[0].offset);
+}
+
+TEST(ProgramRunner, MemtestOfAnUnknownBufferFailsTheJob) {
+  json p = memtest_program(1 << 20);
+  p["ranks"][0]["setup"] = json::array();
+  auto node = make_node();
+  auto out = run(*node, p);
+  ASSERT_TRUE(out.done);
+  EXPECT_EQ(out.status.message(), "rank 0: memtest of unknown buffer 'hbm'");
+}
+
 TEST(ProgramRunner, CancelStopsAndReleases) {
   auto node = make_node();
   auto runner = ProgramRunner::create(*node, parse(train_program(2, 1000)));

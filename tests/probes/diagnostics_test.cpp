@@ -3,6 +3,7 @@
 
 #include "probes/diagnostics.hpp"
 #include "telemetry/client.hpp"
+#include "chip_fixture.hpp"
 
 namespace npukit::probes {
 namespace {
@@ -15,16 +16,7 @@ std::shared_ptr<tf::InProcessBus> two_chips(const std::string& node, const std::
   tf::WriterOptions o;
   o.node = node;
   o.node_info.node_spec = spec;
-  for (int d = 0; d < 2; ++d) {
-    tf::DeviceInfo info;
-    info.npu_id = d;
-    info.logic_id = d;
-    info.aicore_count = 24;
-    info.chip_type = "Ascend910B";
-    info.bus_id = "0000:0" + std::to_string(d) + ":00.0";
-    info.smi_layout = "hbm";
-    o.devices.push_back(info);
-  }
+  for (int d = 0; d < 2; ++d) o.devices.push_back(testing::chip_info(d));
   o.links = {{0, 1, "hccs", 56e9}, {1, 0, "hccs", 56e9}};
   auto bus = tf::InProcessBus::create(o);
   EXPECT_TRUE(bus.ok());
@@ -40,8 +32,6 @@ TEST(Diagnostics, Level1ListsDeploymentThenHardwareTests) {
   std::vector<std::string> names;
   for (const DiagTest* t : diag_tests(1)) names.push_back(std::string(t->name));
   EXPECT_EQ(names, (std::vector<std::string>{"Node Reachable", "Device Count", "Device Specs", "Processes", "Health Rules"}));
-  EXPECT_EQ(max_diag_level(), 1);
-  EXPECT_EQ(diag_tests(3).size(), diag_tests(1).size());
 }
 
 TEST(Diagnostics, ParallelDownLinksAreNamedOnceAndFailBothEnds) {

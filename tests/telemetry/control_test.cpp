@@ -295,7 +295,7 @@ TEST(Control, ClientTimesOutOnASilentPeer) {
 
 TEST(Control, ReadOnlyOpsAreTheDocumentedOnes) {
   std::vector<std::string_view> ops(read_only_ops().begin(), read_only_ops().end());
-  EXPECT_EQ(ops, (std::vector<std::string_view>{"ping", "status", "list_jobs", "job_status"}));
+  EXPECT_EQ(ops, (std::vector<std::string_view>{"ping", "status", "reference", "list_jobs", "job_status"}));
   EXPECT_FALSE(is_read_only_op("stop"));
   EXPECT_FALSE(is_read_only_op("submit"));
 }

@@ -63,5 +63,20 @@ TEST(Program, ErrorsNameTheJsonPath) {
   EXPECT_EQ(error_of(j), "program error: faults[0].action: expected inject, clear or reset, got 'explode'");
 }
 
+TEST(Program, MemtestNeedsAStreamABufferAndPatternsInRange) {
+  json j = minimal();
+  j["ranks"][0]["step"].push_back({{"op", "memtest"}, {"stream", 0}, {"buf", "w"}, {"patterns", 2}});
+  auto p = parse_program(j);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->ranks[0].step.back().kind, ProgramOp::Kind::kMemTest);
+  EXPECT_EQ(p->ranks[0].step.back().count, 2u);
+  EXPECT_EQ(program_to_json(*p)["ranks"][0]["step"][5], j["ranks"][0]["step"][5]);
+  j["ranks"][0]["step"][5]["patterns"] = 9;
+  EXPECT_EQ(error_of(j), "program error: ranks[0].step[5].patterns: must be 1..8");
+  j["ranks"][0]["step"][5].erase("patterns");
+  j["ranks"][0]["step"][5].erase("stream");
+  EXPECT_EQ(error_of(j), "program error: ranks[0].step[5].stream: stream -1 does not exist (rank has 2 streams)");
+}
+
 }  // namespace
 }  // namespace npukit::telemetry

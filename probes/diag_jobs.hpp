@@ -1,0 +1,36 @@
+// Running diagnostic programs on a node: submit several at once, follow them to their end.
+//
+// Programs run on the daemon (the `submit` control request); step times are the node's virtual
+// time, so a measurement does not depend on the node's pacing. A job that is refused, fails or
+// outlives its wall-clock deadline (it is then cancelled) comes back with an error.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "telemetry/client.hpp"
+#include "telemetry/program.hpp"
+
+namespace npukit::probes {
+
+struct JobOutcome {
+  bool ok = false;
+  std::string error;             // why not ok: the daemon's refusal or the runtime's error
+  std::vector<double> step_ms;   // every step of rank 0, in virtual milliseconds
+  nlohmann::json findings = nlohmann::json::array();  // what diagnostic ops found (memtest)
+};
+
+// Submits every program, then polls them all until each has ended or `deadline` (wall time)
+// passed; `tick` runs after every round of polls (the thermal watch samples there).
+std::vector<JobOutcome> run_jobs(telemetry::Client& client, const std::vector<telemetry::Program>& programs,
+                                 std::chrono::milliseconds deadline, const std::function<void()>& tick = {});
+
+// The wall time a job of `virtual_seconds` takes on the node of `s` (its speed ratio), with
+// room for polling and the runtime's 2 s task timeout.
+std::chrono::milliseconds deadline_for(const telemetry::Snapshot& s, double virtual_seconds);
+
+}  // namespace npukit::probes

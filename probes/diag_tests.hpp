@@ -1,0 +1,47 @@
+// The diagnostic tests behind diagnostics.cpp's table, and what they share. Internal to probes/.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "probes/diagnostics.hpp"
+
+namespace npukit::probes::diag {
+
+// Records one device's (or the node's, device -1) verdict in `out`.
+void add(DiagTestResult& out, int device, Verdict v, std::vector<std::string> reasons = {}, std::string measured = "");
+
+// An active test cannot run: every device is UNKNOWN with `why` (no client, stale node...).
+// Returns true when that happened.
+bool cannot_run(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+
+// Measured against a healthy reference: PASS at >= 90%, WARN at >= 75%, else FAIL.
+inline constexpr double kPassRatio = 0.90;
+inline constexpr double kWarnRatio = 0.75;
+Verdict grade_ratio(double ratio);
+// "25.1 GB/s, expected 25.6 GB/s (98%)" for a rate in `unit` (value and reference scaled alike;
+// the percentage rounded down).
+std::string versus(double value, double reference, const char* unit);
+
+double median(std::vector<double> v);
+// A reference figure, or nullopt when the node did not give it.
+std::optional<double> reference(const DiagContext& ctx, const char* key);
+
+// Level 1 (diagnostics.cpp).
+void node_reachable(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+void device_count(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+void device_specs(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+void processes(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+void health(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+// Level 2 (diag_active.cpp).
+void memory_pattern(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+void pcie_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+void hccs_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+void compute(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+void hbm_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+// Level 3 (diag_stress.cpp).
+void targeted_stress(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+
+}  // namespace npukit::probes::diag
