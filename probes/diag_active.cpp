@@ -301,12 +301,12 @@ void compute(const DiagContext& ctx, std::span<const int> devices, DiagTestResul
   grade_rates(devices, outcomes, flops_per_step, ref, "TFLOPS", 1e12, "fp16 matmul ", "fp16 matmuls failed: ", out);
 }
 
-void hbm_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
+void memory_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
   if (cannot_run(ctx, devices, out)) return;
   double ref = reference(ctx, "hbm_bytes_per_s").value_or(0);
   double bytes_per_step = 2.0 * kHbmCopyBytes * kHbmCopiesPerStep;  // every copy reads and writes
   auto outcomes = on_each(ctx, devices, [&](int d) {
-    tf::Program p = single_rank("diag-hbm-bandwidth", d, kBandwidthSteps);
+    tf::Program p = single_rank("diag-memory-bandwidth", d, kBandwidthSteps);
     p.ranks[0].setup = {work::buffer_op(Kind::kAlloc, "src", kHbmCopyBytes), work::buffer_op(Kind::kAlloc, "dst", kHbmCopyBytes)};
     for (int i = 0; i < kHbmCopiesPerStep; ++i) p.ranks[0].step.push_back(work::memcpy_op("D2D", kHbmCopyBytes));
     return p;

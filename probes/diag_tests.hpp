@@ -22,7 +22,7 @@ inline constexpr double kPassRatio = 0.90;
 inline constexpr double kWarnRatio = 0.75;
 Verdict grade_ratio(double ratio);
 // "25.1 GB/s, expected 25.6 GB/s (98%)" for a rate in `unit` (value and reference scaled alike;
-// the percentage rounded down).
+// the percentage rounded, but never up to a threshold the figure is below).
 std::string versus(double value, double reference, const char* unit);
 
 double median(std::vector<double> v);
@@ -40,7 +40,7 @@ void memory_pattern(const DiagContext& ctx, std::span<const int> devices, DiagTe
 void pcie_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
 void hccs_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
 void compute(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
-void hbm_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+void memory_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
 // Level 3 (diag_stress.cpp).
 void targeted_stress(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
 
 #include "probes/diag_tests.hpp"
 
@@ -35,9 +36,13 @@ Verdict grade_ratio(double ratio) {
 
 std::string versus(double value, double reference, const char* unit) {
   char buf[128];
-  // The percentage is rounded down, so a figure judged below a threshold never prints it.
-  std::snprintf(buf, sizeof buf, "%.1f %s, expected %.1f %s (%.0f%%)", value, unit, reference, unit,
-                reference > 0 ? std::floor(100.0 * value / reference + 1e-9) : 0.0);
+  // Rounded, except that a figure judged below a threshold never prints the threshold.
+  double ratio = reference > 0 ? value / reference : 0;
+  double percent = std::round(100 * ratio);
+  for (double limit : {kPassRatio, kWarnRatio}) {
+    if (ratio < limit && percent >= std::round(100 * limit)) percent = std::round(100 * limit) - 1;
+  }
+  std::snprintf(buf, sizeof buf, "%.1f %s, expected %.1f %s (%.0f%%)", value, unit, reference, unit, percent);
   return buf;
 }
 
@@ -59,15 +64,19 @@ void node_reachable(const DiagContext& ctx, std::span<const int>, DiagTestResult
   else add(out, -1, Verdict::kPass);
 }
 
+// The spec's count is of cards ("4x310P3": four cards of two chips each).
 void device_count(const DiagContext& ctx, std::span<const int>, DiagTestResult& out) {
   const tf::Snapshot& s = ctx.snapshot;
   const std::string& spec = s.node().node_spec;
   int promised = std::atoi(spec.c_str());  // "8x910B2" -> 8
+  std::set<int> cards;
+  for (int d = 0; d < s.device_count(); ++d) cards.insert(s.device_info(d).npu_id);
+  int carried = static_cast<int>(cards.size());
   if (promised <= 0 || spec.find('x') == std::string::npos) {
-    add(out, -1, Verdict::kWarn, {"node spec '" + spec + "' names no chip count"});
-  } else if (promised != s.device_count()) {
-    add(out, -1, Verdict::kFail, {"node spec " + spec + " promises " + std::to_string(promised) + " chips, the bus carries " +
-                                  std::to_string(s.device_count())});
+    add(out, -1, Verdict::kWarn, {"node spec '" + spec + "' names no card count"});
+  } else if (promised != carried) {
+    add(out, -1, Verdict::kFail, {"node spec " + spec + " promises " + std::to_string(promised) + " cards, the bus carries " +
+                                  std::to_string(carried) + " (" + std::to_string(s.device_count()) + " chips)"});
   } else {
     add(out, -1, Verdict::kPass);
   }
@@ -130,7 +139,7 @@ constexpr DiagTest kTests[] = {
     {"PCIe Bandwidth", "Integration", 2, true, diag::pcie_bandwidth},
     {"HCCS Bandwidth", "Integration", 2, true, diag::hccs_bandwidth},
     {"Compute", "Performance", 2, true, diag::compute},
-    {"HBM Bandwidth", "Performance", 2, true, diag::hbm_bandwidth},
+    {"Memory Bandwidth", "Performance", 2, true, diag::memory_bandwidth},
     {"Targeted Stress", "Stress", 3, true, diag::targeted_stress},
 };
 

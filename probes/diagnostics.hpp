@@ -4,7 +4,7 @@
 //
 // Level 1 ("quick", seconds: deployment and health), computed from one Snapshot:
 //   Deployment / Node Reachable  the node's bus is live (UNKNOWN when stale, as in health)
-//   Deployment / Device Count    the bus carries as many chips as the node spec promises
+//   Deployment / Device Count    the bus carries as many cards as the node spec promises
 //   Deployment / Device Specs    each chip has AI cores, memory, a max clock and a PCIe bus id
 //   Hardware   / Health Rules    the passive health rules (health_rules.hpp), worst per chip
 //   Deployment / Processes       WARN when processes hold a chip (active tests would compete)
@@ -15,7 +15,7 @@
 //   Integration / PCIe Bandwidth   H2D and D2H copies against the node's PCIe reference
 //   Integration / HCCS Bandwidth   Send/Recv over every HCCS link of the topology, pair by pair
 //   Performance / Compute          fp16 8192^3 matmuls: achieved TFLOPS against the reference
-//   Performance / HBM Bandwidth    device-to-device copies against the HBM reference
+//   Performance / Memory Bandwidth device-to-device copies against the HBM (DDR) reference
 // Level 3 ("long": + Stress / Targeted Stress; diag_stress.cpp): matmuls on every device for
 //   DiagOptions::stress_seconds with a thermal watch (peak temperature, throttling, power, ECC,
 //   sustained throughput) sampled from the bus while it runs.

@@ -127,7 +127,7 @@ TEST(DiagActive, LevelsAddTheirTestsInOrder) {
   for (const DiagTest* t : diag_tests(3)) names.push_back(std::string(t->name) + "/" + std::to_string(t->level));
   EXPECT_EQ(names, (std::vector<std::string>{"Node Reachable/1", "Device Count/1", "Device Specs/1", "Processes/1",
                                              "Health Rules/1", "Memory Pattern/2", "PCIe Bandwidth/2", "HCCS Bandwidth/2",
-                                             "Compute/2", "HBM Bandwidth/2", "Targeted Stress/3"}));
+                                             "Compute/2", "Memory Bandwidth/2", "Targeted Stress/3"}));
   EXPECT_EQ(max_diag_level(), 3);
   EXPECT_EQ(diag_tests(2).size(), 10u);
 }
@@ -141,7 +141,7 @@ TEST(DiagActive, AHealthyNodePassesEveryTestAtItsReference) {
   EXPECT_EQ(compute.devices[0].measured, "fp16 matmul 300.0 TFLOPS, expected 300.0 TFLOPS (100%)");
   EXPECT_EQ(test_named(run.report, "PCIe Bandwidth").devices[1].measured,
             "H2D 25.0 GB/s, expected 25.0 GB/s (100%); D2H 25.0 GB/s, expected 25.0 GB/s (100%)");
-  EXPECT_EQ(test_named(run.report, "HBM Bandwidth").devices[2].measured, "copy 1000.0 GB/s, expected 1000.0 GB/s (100%)");
+  EXPECT_EQ(test_named(run.report, "Memory Bandwidth").devices[2].measured, "copy 1000.0 GB/s, expected 1000.0 GB/s (100%)");
   EXPECT_EQ(test_named(run.report, "HCCS Bandwidth").devices[3].measured,
             "3 link(s); slowest HCCS 0<->3 40.0 GB/s, expected 40.0 GB/s (100%)");
   // Memory pattern: all free memory but the runtime's headroom, in whole 2 MiB pages.

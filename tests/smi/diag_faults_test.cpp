@@ -154,7 +154,7 @@ TEST(DiagMedium, Level2OnAHealthy8NpuNodePassesEveryTestAtItsReference) {
   EXPECT_EQ(diag.exit_code, 0) << diag.output;
   for (const char* line : {"| Memory Pattern            | Pass - All", "| PCIe Bandwidth            | Pass - All",
                            "| HCCS Bandwidth            | Pass - All", "| Compute                   | Pass - All",
-                           "| HBM Bandwidth             | Pass - All",
+                           "| Memory Bandwidth          | Pass - All",
                            "Memory Pattern, NPU 7: measured 62.7 GiB x 4 patterns: no bad pages",
                            "HCCS Bandwidth, NPU 5: measured 7 link(s); slowest HCCS", "Result: PASS (exit 0)"}) {
     EXPECT_NE(diag.output.find(line), std::string::npos) << line << "\n" << diag.output;

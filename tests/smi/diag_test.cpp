@@ -59,7 +59,15 @@ TEST(SmiDiag, ProcessesOnAChipWarnWithExit1) {
 TEST(SmiDiag, AChipCountBelowTheSpecFails) {
   SmiRun r = run(make_bus(node_fixture("diag-count", "4x910B2")), {"diag"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.out.find("Device Count, node: node spec 4x910B2 promises 4 chips, the bus carries 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Device Count, node: node spec 4x910B2 promises 4 cards, the bus carries 2 (2 chips)"), std::string::npos) << r.out;
+}
+
+TEST(SmiDiag, TheSpecCountsCardsSoTwoChipCardsPass) {
+  json fx = node_fixture("diag-310p", "1x310P3");
+  fx["devices"][1]["npu_id"] = 0;
+  fx["devices"][1]["chip_id"] = 1;
+  SmiRun r = run(make_bus(fx), {"diag"});
+  EXPECT_NE(r.out.find("| Device Count              | Pass "), std::string::npos) << r.out;
 }
 
 TEST(SmiDiag, MissingSpecsFailDeviceSpecs) {
