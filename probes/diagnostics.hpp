@@ -25,6 +25,7 @@
 // Thread-safety: run_diag() over one DiagContext at a time; level 1 is pure over the Snapshot.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -59,6 +60,8 @@ struct DiagReport {
   std::vector<DiagTestResult> tests;
 };
 
+struct DiagTest;
+
 struct DiagOptions {
   double stress_seconds = 60;  // level 3: how long the stress runs, in the node's virtual seconds
 };
@@ -71,6 +74,7 @@ struct DiagContext {
   telemetry::Client* client = nullptr;
   nlohmann::json reference;
   DiagOptions options;
+  std::function<void(const DiagTest& test)> on_test_start;  // progress for people; may be empty
 };
 
 struct DiagTest {

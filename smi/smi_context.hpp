@@ -48,6 +48,7 @@ struct Context {
   // Wall-clock timestamp text for watch rows; default: UTC ISO-8601 with milliseconds.
   std::function<std::string()> timestamp;
   std::stop_token stop;  // ends watch (SIGINT in the CLI)
+  bool err_is_tty = false;  // progress lines (diag's active tests) only for people
 };
 
 // The context of the real process: std streams, ShmClient for node_name_from_env().

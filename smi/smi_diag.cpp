@@ -171,7 +171,16 @@ int run_diag_command(Context& ctx, const std::vector<std::string>& args) {
       return usage("-i: no NPU id '" + id + "' on node '" + session->snapshot.node().node_name + "'");
     }
   }
-  pr::DiagContext diag{session->snapshot, session->client.get(), nullptr, options};
+  pr::DiagContext diag{session->snapshot, session->client.get(), nullptr, options, {}};
+  if (level >= 2 && ctx.err_is_tty) {
+    // Active tests take seconds to minutes: say what runs (on a terminal only; scripts get the box).
+    diag.on_test_start = [&ctx, &options](const pr::DiagTest& t) {
+      if (t.level < 2) return;
+      *ctx.err << "npu-smi: diag: running " << t.name
+               << (t.level == 3 ? " (" + std::to_string(static_cast<int>(options.stress_seconds)) + " s of the node's time)" : "")
+               << "...\n" << std::flush;
+    };
+  }
   if (level >= 2 && !session->snapshot.stale()) {
     auto reference = pr::fetch_reference(*session->client);
     if (!reference.ok()) *ctx.err << "npu-smi: diag: " << reference.status().message() << "\n";

@@ -2,6 +2,8 @@
 #include <ctime>
 #include <iostream>
 
+#include <unistd.h>
+
 #include "smi/smi_commands.hpp"
 #include "smi/smi_table.hpp"
 #include "smi/smi_text.hpp"
@@ -19,6 +21,7 @@ Context process_context(std::stop_token stop) {
   ctx.open = [] { return tf::ShmClient::open({.node = tf::node_name_from_env()}); };
   ctx.timestamp = utc_timestamp;
   ctx.stop = std::move(stop);
+  ctx.err_is_tty = ::isatty(2) == 1;
   return ctx;
 }
 

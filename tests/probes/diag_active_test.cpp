@@ -110,8 +110,13 @@ DiagRun run_level(int level, FakeDaemon& fake, int chips = 4, std::vector<int> d
   EXPECT_TRUE(reference.ok()) << reference.status().message();
   DiagOptions options;
   options.stress_seconds = 2;
-  DiagContext ctx{*snapshot, client.get(), *reference, options};
-  return {run_diag(ctx, level, devices), fake.submitted};
+  std::vector<std::string> started;
+  DiagContext ctx{*snapshot, client.get(), *reference, options,
+                  [&started](const DiagTest& t) { started.push_back(std::string(t.name)); }};
+  DiagReport report = run_diag(ctx, level, devices);
+  EXPECT_EQ(started.size(), report.tests.size());  // progress: every test announced, in order
+  for (std::size_t i = 0; i < started.size() && i < report.tests.size(); ++i) EXPECT_EQ(started[i], report.tests[i].name);
+  return {report, fake.submitted};
 }
 
 const DiagTestResult& test_named(const DiagReport& r, const std::string& name) {
