@@ -1,10 +1,10 @@
-// The HTTP side of npu-exporter: a minimal HTTP/1.1 server (exporter_server.hpp).
+// The HTTP side of npu-exporter (exporter_server.hpp) on cpp-httplib's Server. Connections are
+// served by a pool of workers, so a slow or silent client holds one worker for at most the
+// timeouts below and never delays the other scrapes.
 #include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
@@ -13,6 +13,8 @@
 #include <ostream>
 #include <thread>
 
+#include <httplib.h>
+
 #include "smi/exporter_server.hpp"
 #include "smi/exporter_text.hpp"
 
@@ -20,79 +22,108 @@ namespace npukit::smi::exporter {
 
 namespace {
 
-constexpr std::size_t kMaxRequestBytes = 16 * 1024;
+using Handled = httplib::Server::HandlerResponse;
 
-// A listening socket on host:port (port 0: any); -1 with `error` set on failure.
-int listen_on(const std::string& host, int port, int& bound_port, std::string& error) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (inet_pton(AF_INET, host == "localhost" ? "127.0.0.1" : host.c_str(), &addr.sin_addr) != 1) {
+constexpr std::size_t kWorkers = 8;              // connections served at once; more wait queued
+constexpr time_t kReadTimeoutSeconds = 2;        // for the request's first byte and for each read
+constexpr time_t kWriteTimeoutSeconds = 5;       // for each write of the reply
+constexpr std::size_t kMaxBodyBytes = 16 * 1024;  // no route takes a body
+
+// Timeouts, one request per connection ("Connection: close", as Prometheus scrapes without
+// keep-alive and a kept-alive idle connection would hold a worker), and the worker pool.
+void configure(httplib::Server& server) {
+  server.new_task_queue = [] { return new httplib::ThreadPool(kWorkers); };
+  server.set_keep_alive_max_count(1);
+  // httplib waits this long for the first byte of every request, the first one included.
+  server.set_keep_alive_timeout(kReadTimeoutSeconds);
+  server.set_read_timeout(kReadTimeoutSeconds, 0);
+  server.set_write_timeout(kWriteTimeoutSeconds, 0);
+  server.set_payload_max_length(kMaxBodyBytes);
+  server.set_tcp_nodelay(true);
+  server.set_address_family(AF_INET);
+  // SO_REUSEADDR only: httplib's default SO_REUSEPORT would let a second exporter bind a port
+  // that is already served, and share it, instead of failing with "Address already in use".
+  server.set_socket_options([](socket_t sock) {
+    int one = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  });
+}
+
+void add_routes(httplib::Server& server, Exporter& exporter) {
+  server.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "GET" || req.method == "HEAD") return Handled::Unhandled;
+    res.status = 405;
+    res.set_header("Allow", "GET, HEAD");
+    res.set_content("only GET and HEAD\n", "text/plain");
+    return Handled::Handled;
+  });
+  // GET handlers serve HEAD too; httplib then sends the headers only.
+  server.Get("/metrics", [&exporter](const httplib::Request&, httplib::Response& res) {
+    res.body = exporter.scrape();
+    res.set_header("Content-Type", std::string(kContentType));
+  });
+  server.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("<html><body><h1>npu-exporter</h1><a href=\"/metrics\">/metrics</a></body></html>\n",
+                    "text/html");
+  });
+  server.Get(".*", [](const httplib::Request& req, httplib::Response& res) {
+    res.status = 404;
+    res.set_content("not found: " + req.path + " (try /metrics)\n", "text/plain");
+  });
+}
+
+// Binds `server` to host:port (port 0: any free one): the bound port, or -1 with `error` set.
+int bind_server(httplib::Server& server, const std::string& host, int port, std::string& error) {
+  std::string ip = host == "localhost" ? "127.0.0.1" : host;
+  in_addr addr{};
+  if (inet_pton(AF_INET, ip.c_str(), &addr) != 1) {
     error = "'" + host + "' is not an IPv4 address";
     return -1;
   }
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || ::listen(fd, 128) != 0) {
-    error = std::string(std::strerror(errno));
-    if (fd >= 0) ::close(fd);
-    return -1;
-  }
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  bound_port = ntohs(addr.sin_port);
-  return fd;
+  // httplib reports only failure; errno is still bind()'s or listen()'s (close() keeps it).
+  errno = 0;
+  int bound = port == 0 ? server.bind_to_any_port(ip) : (server.bind_to_port(ip, port) ? port : -1);
+  if (bound < 0) error = errno != 0 ? std::strerror(errno) : "bind failed";
+  return bound;
 }
 
-// Reads the request head; false when the peer sent none (closed, timed out, too long).
-bool read_head(int fd, std::string& head) {
-  char buf[4096];
-  while (head.find("\r\n\r\n") == std::string::npos) {
-    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
-    if (n <= 0 || head.size() + static_cast<std::size_t>(n) > kMaxRequestBytes) return false;
-    head.append(buf, static_cast<std::size_t>(n));
+// Stops `server` on SIGINT/SIGTERM. Construct it before the server starts its workers: the
+// signals are blocked in the constructing thread and every thread created after it, so only
+// the waiter's sigwait() receives them. Not copyable; the destructor joins the waiter.
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(httplib::Server& server) {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    waiter_ = std::thread([this, &server] { wait(server); });
   }
-  return true;
-}
-
-void send_all(int fd, const std::string& data) {
-  std::size_t off = 0;
-  while (off < data.size()) {
-    ssize_t n = ::send(fd, data.data() + off, data.size() - off, MSG_NOSIGNAL);
-    if (n <= 0) return;
-    off += static_cast<std::size_t>(n);
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+  ~StopOnSignal() {
+    done_ = true;
+    if (!requested_) pthread_kill(waiter_.native_handle(), SIGTERM);  // wakes sigwait()
+    waiter_.join();
   }
-}
+  bool requested() const { return requested_; }
 
-std::string response(const char* status, std::string_view type, const std::string& body, bool head_only) {
-  std::string out = std::string("HTTP/1.1 ") + status + "\r\nContent-Type: " + std::string(type) +
-                    "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n";
-  if (!head_only) out += body;
-  return out;
-}
-
-void serve_connection(int fd, Exporter& exporter) {
-  timeval timeout{2, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  std::string head;
-  if (!read_head(fd, head)) return;
-  std::string line = head.substr(0, head.find("\r\n"));
-  std::size_t sp1 = line.find(' '), sp2 = line.find(' ', sp1 + 1);
-  std::string method = line.substr(0, sp1);
-  std::string target = sp1 == std::string::npos ? "" : line.substr(sp1 + 1, sp2 - sp1 - 1);
-  std::string path = target.substr(0, target.find('?'));
-  bool head_only = method == "HEAD";
-  if (method != "GET" && !head_only) {
-    send_all(fd, response("405 Method Not Allowed", "text/plain", "only GET and HEAD\n", false));
-  } else if (path == "/metrics") {
-    send_all(fd, response("200 OK", kContentType, exporter.scrape(), head_only));
-  } else if (path == "/") {
-    send_all(fd, response("200 OK", "text/html", "<html><body><h1>npu-exporter</h1><a href=\"/metrics\">/metrics</a></body></html>\n", head_only));
-  } else {
-    send_all(fd, response("404 Not Found", "text/plain", "not found: " + path + " (try /metrics)\n", head_only));
+ private:
+  void wait(httplib::Server& server) {
+    int sig = 0;
+    sigwait(&signals_, &sig);
+    if (done_) return;
+    requested_ = true;
+    // stop() is a no-op until listen_after_bind() runs; a signal may come just before it.
+    while (!done_ && !server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (!done_) server.stop();
   }
-}
+
+  sigset_t signals_;
+  std::atomic<bool> requested_{false};
+  std::atomic<bool> done_{false};
+  std::thread waiter_;
+};
 
 }  // namespace
 
@@ -108,39 +139,23 @@ int run_exporter(int argc, const char* const* argv, std::ostream& out, std::ostr
     out << exporter_help();
     return 0;
   }
-  int port = 0;
-  int fd = listen_on(o.host, o.port, port, error);
-  if (fd < 0) {
+  std::string node = o.node;
+  Exporter exporter(node, [node] { return telemetry::ShmClient::open({.node = node}); });
+  httplib::Server server;
+  configure(server);
+  int port = bind_server(server, o.host, o.port, error);
+  if (port < 0) {
     err << "npu-exporter: cannot listen on " << o.host << ":" << o.port << ": " << error << "\n";
     return kExitListenFailed;
   }
-  std::string node = o.node;
-  Exporter exporter(node, [node] { return telemetry::ShmClient::open({.node = node}); });
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  std::atomic<bool> stopping{false};
-  std::thread waiter([fd, stop_signals, &stopping] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    stopping = true;
-    ::shutdown(fd, SHUT_RDWR);  // wakes accept()
-  });
+  add_routes(server, exporter);
+  StopOnSignal stop(server);
   out << "npu-exporter: listening on http://" << o.host << ":" << port << "/metrics (node " << node << ")" << std::endl;
-  while (!stopping) {
-    int conn = ::accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
-    if (conn < 0) {
-      if (errno == EINTR || errno == ECONNABORTED) continue;
-      if (!stopping) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      continue;
-    }
-    serve_connection(conn, exporter);
-    ::close(conn);
+  server.listen_after_bind();  // returns after stop(), or when accept() fails for good
+  if (!stop.requested()) {
+    err << "npu-exporter: stopped listening on " << o.host << ":" << port << ": accept failed\n";
+    return kExitListenFailed;
   }
-  waiter.join();
-  ::close(fd);
   return 0;
 }
 

@@ -6,7 +6,8 @@
 //   each scrape reads the bus snapshot (opening the bus when it is not open yet); it never makes
 //   the node measure anything.
 // Prints one line "npu-exporter: listening on http://HOST:PORT/metrics (node NAME)" once bound.
-// Exit: 0 stopped by SIGINT/SIGTERM, 1 cannot listen, 4 bad arguments.
+// Exit: 0 stopped by SIGINT/SIGTERM, 1 cannot listen (at start, or accept() failing for good
+// later), 4 bad arguments.
 //
 // Thread-safety: Exporter::scrape() may be called from several threads at once.
 #pragma once
@@ -56,8 +57,9 @@ bool parse_exporter_args(int argc, const char* const* argv, ExporterOptions& out
 std::string exporter_help();
 
 // The whole program: parse, bind, serve until SIGINT/SIGTERM (exporter_http.cpp). The HTTP side
-// is a small HTTP/1.1 server on POSIX sockets (GET /metrics, GET /; one request per connection,
-// "Connection: close"), served one connection at a time with a 2 s read timeout.
+// is cpp-httplib's Server (GET/HEAD /metrics and /; one request per connection, "Connection:
+// close"): up to 8 connections served at once, each with a 2 s read and 5 s write timeout, so a
+// slow or silent client never delays another scrape.
 int run_exporter(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 
 }  // namespace npukit::smi::exporter

@@ -1,13 +1,18 @@
 // npu-exporter end to end: the real binary against a real npu-emud node, scraped over HTTP with
 // cpp-httplib's client.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <thread>
 
 #include "exporter_util.hpp"
@@ -58,9 +63,9 @@ struct ExporterProcess {
     if (pid <= 0) return -1;
     kill(pid, SIGTERM);
     int status = 0;
-    waitpid(pid, &status, 0);
+    pid_t waited = waitpid(pid, &status, 0);
     pid = -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return waited > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   }
   ~ExporterProcess() { stop(); }
   std::string scrape() const {
@@ -83,6 +88,32 @@ bool eventually(Pred pred, std::chrono::milliseconds limit = std::chrono::second
   }
   return pred();
 }
+
+// A loopback TCP connection to the exporter that sends `prefix` and then nothing more.
+struct RawConnection {
+  int fd = -1;
+  RawConnection(int port, const std::string& prefix) {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0 &&
+              ::send(fd, prefix.data(), prefix.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(prefix.size());
+    EXPECT_TRUE(ok) << "connect/send: " << std::strerror(errno);
+  }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+  ~RawConnection() {
+    if (fd >= 0) ::close(fd);
+  }
+  // True while the server has neither answered nor closed the connection.
+  bool held_open() const {
+    char c;
+    ssize_t n = ::recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+};
 
 TEST(ExporterE2E, ServesAllDevicesOfARealNodeAndFollowsAFault) {
   Node node("faults");
@@ -126,6 +157,55 @@ TEST(ExporterE2E, UnknownPathsAre404AndBadArgumentsExit4) {
   Cmd r = run_command(kExporter + " --listen nonsense");
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_NE(r.output.find("HOST:PORT"), std::string::npos);
+}
+
+// A client that connects and sends nothing, or half a request head, holds one worker until its
+// read timeout; a scrape on another connection meanwhile is answered at once. Accept order is
+// FIFO, so a server serving one connection at a time would reach the scrape only after timing
+// both out, and they would no longer be open when its answer arrives.
+TEST(ExporterE2E, SilentAndHalfSentConnectionsDoNotHoldUpAScrape) {
+  ExporterProcess exp("absent-idle");
+  RawConnection silent(exp.port, "");
+  RawConnection half(exp.port, "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n");  // the head never ends
+  EXPECT_EQ(value_of(exp.scrape(), "npu_exporter_node_up"), 0);
+  EXPECT_TRUE(silent.held_open()) << "the scrape was answered only after the silent connection timed out";
+  EXPECT_TRUE(half.held_open()) << "the scrape was answered only after the half-sent request timed out";
+  // The read timeout does free their workers.
+  EXPECT_TRUE(eventually([&] { return !silent.held_open() && !half.held_open(); }));
+  EXPECT_EQ(exp.stop(), 0);
+}
+
+TEST(ExporterE2E, RoutesMethodsAndOneRequestPerConnection) {
+  ExporterProcess exp("absent-routes");
+  httplib::Client cli("127.0.0.1", exp.port);
+  auto landing = cli.Get("/");
+  ASSERT_TRUE(landing);
+  EXPECT_EQ(landing->status, 200);
+  EXPECT_EQ(landing->get_header_value("Content-Type"), "text/html");
+  EXPECT_NE(landing->body.find("/metrics"), std::string::npos);
+  auto head = cli.Head("/metrics");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_EQ(head->get_header_value("Content-Type"), "text/plain; version=0.0.4; charset=utf-8");
+  EXPECT_TRUE(head->body.empty());
+  EXPECT_EQ(head->get_header_value("Connection"), "close");
+  auto post = cli.Post("/metrics", "x", "text/plain");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  EXPECT_EQ(post->get_header_value("Allow"), "GET, HEAD");
+  EXPECT_EQ(exp.stop(), 0);
+}
+
+// Another exporter already serving the port: exit 1 with the reason, not a shared port
+// (httplib's default socket options set SO_REUSEPORT; the exporter must not).
+TEST(ExporterE2E, APortAlreadyServedExits1) {
+  ExporterProcess first("absent-port");
+  std::string listen = "127.0.0.1:" + std::to_string(first.port);
+  Cmd r = run_command("timeout 10 " + kExporter + " --listen " + listen + " --node absent-port");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("npu-exporter: cannot listen on " + listen + ": Address already in use"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(first.stop(), 0);
 }
 
 TEST(ExporterE2E, PromtoolChecksTheShippedAlertRules) {
