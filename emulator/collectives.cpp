@@ -162,6 +162,7 @@ void CollectiveHub::execute(const std::vector<Arrival>& group) {
   std::vector<Nanos> ends(c.devices.size(), now);
   if (status.ok()) {
     Nanos overhead = devices_[c.devices[first.rank]].spec().runtime.kernel_launch_ns;
+    fabric_.account(now);  // keeps the links' queues of unfinished transfers short
     ends = schedule(comm, plan, now + overhead);
     status = move_data(group);
   }

@@ -59,7 +59,7 @@ struct DeviceSensors {
   double aicpu_util = 0;
   double hbm_bw_util = 0;
   double pcie_bw_util = 0;
-  double link_bw_util = 0;
+  double hccs_bw_util = 0;  // over the device's outgoing HCCS links (physics.hpp); 0 without any
 };
 
 namespace throttle_reason {

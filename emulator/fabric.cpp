@@ -23,6 +23,7 @@ int Fabric::add_link(LinkKind kind, int src, int dst, double bps, Nanos latency)
   l.bandwidth_bps = bps;
   l.latency_ns = latency;
   links_.push_back(l);
+  carried_.emplace_back();
   return l.id;
 }
 
@@ -78,12 +79,6 @@ int Fabric::down_link_on(int src, int dst) const {
   return -1;
 }
 
-void Fabric::set_device_links(int device, bool up) {
-  for (auto& l : links_) {
-    if (l.kind != LinkKind::kInterGroup && (l.src == device || l.dst == device)) l.up = up;
-  }
-}
-
 Nanos Fabric::transfer_time(int src, int dst, uint64_t bytes) const {
   Nanos latency = 0;
   double bw = std::numeric_limits<double>::max();
@@ -101,8 +96,30 @@ Nanos Fabric::reserve(int src, int dst, uint64_t bytes, Nanos earliest) {
   for (int id : path(src, dst)) {
     links_[id].free_at = end;
     links_[id].bytes_total += bytes;
+    if (bytes > 0) carried_[id].pending.push_back({start, end, bytes});
   }
   return end;
+}
+
+void Fabric::account(Nanos now) {
+  for (std::size_t id = 0; id < links_.size(); ++id) {
+    Carried& c = carried_[id];
+    if (c.pending.empty()) continue;
+    double partial = 0;
+    while (!c.pending.empty()) {
+      const Hold& h = c.pending.front();
+      if (h.end <= now) {
+        c.settled += static_cast<double>(h.bytes);
+        c.pending.pop_front();
+        continue;
+      }
+      if (h.start < now) {
+        partial = static_cast<double>(h.bytes) * static_cast<double>(now - h.start) / static_cast<double>(h.end - h.start);
+      }
+      break;
+    }
+    links_[id].bytes_flow = c.settled + partial;
+  }
 }
 
 std::string Fabric::describe(int link_id) const {

@@ -25,7 +25,7 @@ Node::Node(NodeSpec spec, NodeOptions options) : spec_(std::move(spec)), options
   engine_ = std::make_unique<Engine>(scheduler_, devices_, options_.jitter, options_.task_timeout_ns);
   fabric_ = std::make_unique<Fabric>(spec_);
   collectives_ = std::make_unique<CollectiveHub>(*engine_, scheduler_, devices_, *fabric_);
-  physics_ = std::make_unique<Physics>(scheduler_, devices_);
+  physics_ = std::make_unique<Physics>(scheduler_, devices_, *fabric_, events_);
   if (options_.physics) physics_->start();
   if (options_.mode == TimeMode::kPaced) scheduler_.set_paced(options_.speed);
 }
@@ -65,21 +65,24 @@ Result<CommId> Node::create_communicator(std::string name, const std::vector<Con
   return collectives_->create_communicator(std::move(name), std::move(devices), algo);
 }
 
-namespace {
-
-// HCCS topologies take a device's HCCS links down; a PCIe-only node its PCIe peer links.
-void set_links(Fabric& fabric, int device, bool up) {
+// HCCS topologies take a device's HCCS links down; a PCIe-only node its PCIe peer links. A link
+// stays down while either end's fault is active (clearing one device leaves its links to another
+// link-down device down).
+void Node::refresh_links(int device) {
   bool has_hccs = false;
-  for (const Link& l : fabric.links()) {
+  for (const Link& l : fabric_->links()) {
     has_hccs = has_hccs || (l.kind == LinkKind::kHccs && (l.src == device || l.dst == device));
   }
-  for (const Link& l : fabric.links()) {
+  auto faulted = [this](int d) { return d >= 0 && devices_[d].health().links_down(); };
+  for (const Link& l : fabric_->links()) {
     bool touches = l.src == device || l.dst == device;
-    if (touches && (l.kind == LinkKind::kHccs) == has_hccs) fabric.link(l.id).up = up;
+    if (!touches || (l.kind == LinkKind::kHccs) != has_hccs) continue;
+    bool up = !faulted(l.src) && !faulted(l.dst);
+    if (up == l.up) continue;
+    fabric_->link(l.id).up = up;
+    if (!events_.empty()) events_.link_state({l.id, up, device, now()});
   }
 }
-
-}  // namespace
 
 Status Node::inject_fault(int device, FaultKind kind) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
@@ -92,14 +95,18 @@ Status Node::inject_fault(int device, FaultKind kind) {
     d.health().add_bad_page({(r % pages) * kHbmPageBytes, static_cast<int>((r >> 32) % 64)});
   }
   d.health().inject(kind);
-  if (kind == FaultKind::kLinkDown) set_links(*fabric_, device, false);
+  if (kind == FaultKind::kHbmDoubleBit && !events_.empty()) {
+    const EccCounters& ecc = d.health().ecc();
+    events_.ecc({device, true, 1, 1, ecc.double_bit_aggregate, now()});
+  }
+  if (kind == FaultKind::kLinkDown) refresh_links(device);
   return Status::Ok();
 }
 
 Status Node::clear_faults(int device) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
   devices_[device].health().clear();
-  set_links(*fabric_, device, true);
+  refresh_links(device);
   return Status::Ok();
 }
 
@@ -107,7 +114,7 @@ Status Node::reset_device(int device) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
   Device& d = devices_[device];
   d.health().reset();
-  set_links(*fabric_, device, true);
+  refresh_links(device);
   d.set_clock_mhz(d.spec().aicore_clock.max_mhz);
   d.sensors().throttle_reasons = 0;
   return Status::Ok();

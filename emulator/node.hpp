@@ -6,8 +6,9 @@
 //   Context& ctx = *(*node)->create_context(/*device=*/0, /*pid=*/4242, "python3");
 //   ... ctx.malloc / launch / synchronize ...
 //
-// The node publishes (observers now, the telemetry bus later); it never prints. One thread drives
-// a node; nothing here is thread-safe.
+// The node reports through observers: tasks to the engine's TaskObservers, allocations, link
+// state changes and ECC errors to its NodeObservers (node_events.hpp); the Publisher carries both
+// to the telemetry bus. It never prints. One thread drives a node; nothing here is thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +22,7 @@
 #include "emulator/engine.hpp"
 #include "emulator/fabric.hpp"
 #include "emulator/health.hpp"
+#include "emulator/node_events.hpp"
 #include "emulator/physics.hpp"
 #include "emulator/scheduler.hpp"
 #include "emulator/spec.hpp"
@@ -67,6 +69,8 @@ class Node {
   const Fabric& fabric() const { return *fabric_; }
   CollectiveHub& collectives() { return *collectives_; }
   Physics& physics() { return *physics_; }
+  // Observers of allocations, link state changes and ECC errors (node_events.hpp).
+  NodeEvents& events() { return events_; }
   Nanos now() const { return scheduler_.now(); }
 
   // A process context on `device` (like aclrtSetDevice + aclrtCreateContext). InvalidArgument
@@ -90,6 +94,8 @@ class Node {
                                      CollectiveAlgo algo = CollectiveAlgo::kAuto);
 
   // Faults (health.hpp). inject/clear/reset act now; schedule_faults() at virtual times.
+  // A device's HCCS links (PCIe links on a PCIe-only node) are down while a device at either end
+  // has an active link-down fault.
   Status inject_fault(int device, FaultKind kind);
   Status clear_faults(int device);
   Status reset_device(int device);
@@ -99,9 +105,13 @@ class Node {
 
  private:
   Node(NodeSpec spec, NodeOptions options);
+  // Brings the links `device`'s faults act on to the state its and its peers' faults call for,
+  // reporting each change.
+  void refresh_links(int device);
 
   NodeSpec spec_;
   NodeOptions options_;
+  NodeEvents events_;
   Scheduler scheduler_;
   std::vector<Device> devices_;
   std::unique_ptr<Engine> engine_;

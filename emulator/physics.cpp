@@ -19,8 +19,19 @@ double ratio(double part, double whole) { return whole > 0 ? std::clamp(part / w
 
 }  // namespace
 
-Physics::Physics(Scheduler& scheduler, std::vector<Device>& devices, PhysicsOptions options)
-    : scheduler_(scheduler), devices_(devices), options_(options), states_(devices.size()) {
+Physics::Physics(Scheduler& scheduler, std::vector<Device>& devices, Fabric& fabric, const NodeEvents& events,
+                 PhysicsOptions options)
+    : scheduler_(scheduler),
+      devices_(devices),
+      fabric_(fabric),
+      events_(events),
+      options_(options),
+      states_(devices.size()),
+      link_util_(fabric.links().size(), 0.0),
+      hccs_out_(devices.size()) {
+  for (const Link& l : fabric_.links()) {
+    if (l.kind == LinkKind::kHccs && l.src >= 0) hccs_out_[static_cast<std::size_t>(l.src)].push_back(l.id);
+  }
   tick_kind_ = scheduler_.add_handler([this](const SimEvent& e) { tick(e); });
 }
 
@@ -41,7 +52,30 @@ void Physics::tick(const SimEvent&) {
 
 void Physics::sample() {
   Nanos now = scheduler_.now();
+  update_links(now);
   for (std::size_t i = 0; i < devices_.size(); ++i) update_device(devices_[i], states_[i], now);
+}
+
+void Physics::update_links(Nanos now) {
+  if (now <= links_sampled_) return;
+  links_sampled_ = now;
+  fabric_.account(now);
+  const std::vector<Link>& links = fabric_.links();
+  std::vector<double> flow(links.size());
+  for (std::size_t i = 0; i < links.size(); ++i) flow[i] = links[i].bytes_flow;
+  const auto& first = link_window_.push(now, flow, options_.window_ns);
+  double seconds = static_cast<double>(now - first.t) * 1e-9;
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    link_util_[i] = ratio(flow[i] - first.value[i], seconds * links[i].bandwidth_bps);
+  }
+  for (std::size_t d = 0; d < devices_.size(); ++d) {
+    double moved = 0, capacity = 0;
+    for (int id : hccs_out_[d]) {
+      moved += flow[static_cast<std::size_t>(id)] - first.value[static_cast<std::size_t>(id)];
+      capacity += seconds * links[static_cast<std::size_t>(id)].bandwidth_bps;
+    }
+    devices_[d].sensors().hccs_bw_util = ratio(moved, capacity);
+  }
 }
 
 void Physics::set_power_limit(int device, double watts) {
@@ -56,7 +90,7 @@ void Physics::update_device(Device& dev, State& st, Nanos now) {
   st.last_tick = now;
   dev.account(now);
   update_utilization(dev, st, now);
-  update_faults(dev, st, dt_s);
+  update_faults(dev, st, dt_s, now);
   update_power_thermal(dev, dt_s);
   if (now >= st.next_dvfs) {
     update_dvfs(dev);
@@ -65,10 +99,8 @@ void Physics::update_device(Device& dev, State& st, Nanos now) {
 }
 
 void Physics::update_utilization(Device& dev, State& st, Nanos now) {
-  st.window.push_back({now, dev.counters()});
-  while (st.window.size() > 2 && now - st.window[1].t >= options_.window_ns) st.window.pop_front();
-  const Sample& first = st.window.front();
-  const DeviceCounters& a = first.c;
+  const auto& first = st.window.push(now, dev.counters(), options_.window_ns);
+  const DeviceCounters& a = first.value;
   const DeviceCounters& b = dev.counters();
   double span = static_cast<double>(now - first.t);
   const DeviceSpec& spec = dev.spec();
@@ -124,12 +156,15 @@ void Physics::update_dvfs(Device& dev) {
   if (dev.clock_mhz() >= spec.aicore_clock.max_mhz) s.throttle_reasons = 0;
 }
 
-void Physics::update_faults(Device& dev, State& st, double dt_s) {
+void Physics::update_faults(Device& dev, State& st, double dt_s, Nanos now) {
   if (!dev.health().active(FaultKind::kEccStorm)) return;
   st.ecc_carry += options_.ecc_storm_per_s * dt_s;
   auto whole = static_cast<uint64_t>(st.ecc_carry);
   st.ecc_carry -= static_cast<double>(whole);
+  const EccCounters& ecc = dev.health().ecc();
+  if (whole == 0 || !ecc.enabled) return;  // a disabled ECC counts nothing
   dev.health().add_single_bit_errors(whole);
+  if (!events_.empty()) events_.ecc({dev.id(), false, whole, 0, ecc.single_bit_aggregate, now});
 }
 
 }  // namespace npukit::emu

@@ -364,6 +364,9 @@ void ProgramRunner::release() {
   for (Rank& r : ranks_) {
     if (r.ctx == nullptr) continue;
     peak_reserved_ = std::max(peak_reserved_, r.ctx->allocator_stats().peak_reserved_bytes);
+    // Buffers the program never freed go back one by one, so every alloc event gets its free.
+    for (const auto& [name, buffer] : r.buffers) (void)r.ctx->deallocate(buffer.ptr);
+    r.buffers.clear();
     node_.destroy_context(r.ctx);
     r.ctx = nullptr;
   }

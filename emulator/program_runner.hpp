@@ -7,7 +7,9 @@
 // ends with an implicit sync of the rank's streams; its start and end are reported. Kernels are
 // resolved and priced before anything runs, so an unknown op or bad shape fails the job at
 // create() with the runtime's message. The first error (OOM, a timed-out task, a down link...)
-// stops every rank; memory is released when the job ends or is cancelled. Single-threaded.
+// stops every rank; memory is released when the job ends or is cancelled (buffers still held are
+// freed through the context first, so the node's observers see a free for every allocation; the
+// alloc and free ops themselves are reported by the Context, node_events.hpp). Single-threaded.
 #pragma once
 
 #include <functional>

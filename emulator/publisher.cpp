@@ -77,11 +77,21 @@ Publisher::Publisher(Node& node, tf::Writer& writer)
       writer_(writer),
       last_health_(node.device_count(), 0),
       last_throttle_(node.device_count(), 0),
-      links_(published_links(node)) {
+      links_(published_links(node)),
+      bus_links_(node.fabric().links().size(), -1),
+      has_hccs_(static_cast<std::size_t>(node.device_count()), false) {
+  for (std::size_t i = 0; i < links_.size(); ++i) bus_links_[static_cast<std::size_t>(links_[i])] = static_cast<int>(i);
+  for (const Link& l : node.fabric().links()) {
+    if (l.kind == LinkKind::kHccs && l.src >= 0) has_hccs_[static_cast<std::size_t>(l.src)] = true;
+  }
   node_.engine().add_observer(this);
+  node_.events().add(this);
 }
 
-Publisher::~Publisher() { node_.engine().remove_observer(this); }
+Publisher::~Publisher() {
+  node_.events().remove(this);
+  node_.engine().remove_observer(this);
+}
 
 uint32_t Publisher::intern(const std::string& s) {
   auto id = writer_.intern(s);
@@ -155,6 +165,23 @@ void Publisher::on_task_end(const TaskRecord& r) {
   writer_.record(e);
 }
 
+void Publisher::on_memory(const MemoryRecord& r) {
+  record_at(r.alloc ? tf::EventType::kAlloc : tf::EventType::kFree, r.device, r.at, "",
+            {r.bytes, r.address, r.pid, r.allocated_after});
+}
+
+void Publisher::on_link_state(const LinkStateRecord& r) {
+  int bus = bus_links_[static_cast<std::size_t>(r.link)];
+  if (bus < 0) return;  // the 8x910's shared inter-mesh link never goes down, nor is it published
+  record_at(tf::EventType::kLinkStateChanged, r.device, r.at, "",
+            {static_cast<uint64_t>(bus), r.up ? 1u : 0u, 0, 0});
+}
+
+void Publisher::on_ecc(const EccRecord& r) {
+  record_at(tf::EventType::kEccError, r.device, r.at, "",
+            {r.double_bit ? 2u : 1u, r.errors, r.isolated_pages, r.total_after});
+}
+
 void Publisher::publish(double speed, Nanos lag_ns) {
   node_.physics().sample();
   {
@@ -184,6 +211,8 @@ void Publisher::publish_device(int d) {
   u.set(tf::fid::kVectorUtil, pct(s.vector_util)).set(tf::fid::kAicpuUtil, pct(s.aicpu_util));
   u.set(tf::fid::kNpuUtil, pct(s.aicore_util)).set(tf::fid::kHbmBandwidthUtil, pct(s.hbm_bw_util));
   u.set(tf::fid::kPcieBandwidthUtil, pct(s.pcie_bw_util));
+  if (has_hccs_[static_cast<std::size_t>(d)]) u.set(tf::fid::kHccsBandwidthUtil, pct(s.hccs_bw_util));
+  else u.set_status(tf::fid::kHccsBandwidthUtil, tf::SampleStatus::kNotSupported);
   u.set(tf::fid::kAicoreBusyNs, static_cast<uint64_t>(c.aicore_busy_core_ns / spec.aicore_count));
   u.set(tf::fid::kCubeBusyNs, static_cast<uint64_t>(c.cube_busy_core_ns / spec.aicore_count));
   u.set(tf::fid::kVectorBusyNs, static_cast<uint64_t>(c.vector_busy_core_ns / spec.aicore_count));
@@ -238,6 +267,7 @@ void Publisher::publish_links() {
     auto u = writer_.update_link(static_cast<int>(i));
     u.set(tf::fid::kLinkTxBytesTotal, l.bytes_total);
     u.set(tf::fid::kLinkUp, uint64_t{l.up ? 1u : 0u});
+    u.set(tf::fid::kLinkBandwidthUtil, node_.physics().link_util(links_[i]) * 100.0);
   }
 }
 

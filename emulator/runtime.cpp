@@ -49,15 +49,35 @@ Status Context::check_range(DevPtr ptr, uint64_t bytes, const char* what) const 
                          std::to_string(device_));
 }
 
-Result<DevPtr> Context::malloc(uint64_t bytes) {
+Result<AllocResult> Context::allocate(uint64_t bytes) {
   auto r = allocator_->allocate(bytes);
+  const NodeEvents& events = node_.events();
+  if (r.ok() && !events.empty()) {
+    events.memory({true, device_, pid_, bytes, r->ptr, allocator_->stats().allocated_bytes, node_.now()});
+  }
+  return r;
+}
+
+Result<AllocResult> Context::deallocate(DevPtr ptr) {
+  const NodeEvents& events = node_.events();
+  uint64_t before = events.empty() ? 0 : allocator_->stats().allocated_bytes;
+  auto r = allocator_->release(ptr);
+  if (r.ok() && !events.empty()) {
+    uint64_t after = allocator_->stats().allocated_bytes;
+    events.memory({false, device_, pid_, before - after, ptr, after, node_.now()});
+  }
+  return r;
+}
+
+Result<DevPtr> Context::malloc(uint64_t bytes) {
+  auto r = allocate(bytes);
   if (!r.ok()) return r.status();
   node_.host_wait(r->host_ns);
   return r->ptr;
 }
 
 Status Context::free(DevPtr ptr) {
-  auto r = allocator_->release(ptr);
+  auto r = deallocate(ptr);
   if (!r.ok()) return r.status();
   node_.host_wait(r->host_ns);
   return Status::Ok();

@@ -55,12 +55,14 @@ class Context {
 
   // Device memory through this context's allocator; OOM is "acl_rt_malloc failed, size=...".
   // malloc/free block the host for the modelled cost (they advance virtual time).
+  // Every successful call of these four is reported to the node's observers at the time of the
+  // call, before any blocking (node_events.hpp); release_all() reports nothing.
   Result<DevPtr> malloc(uint64_t bytes);
   Status free(DevPtr ptr);
   // The same without blocking: the caller accounts for the returned host time itself
   // (program runners, which must not run the scheduler re-entrantly).
-  Result<AllocResult> allocate(uint64_t bytes) { return allocator_->allocate(bytes); }
-  Result<AllocResult> deallocate(DevPtr ptr) { return allocator_->release(ptr); }
+  Result<AllocResult> allocate(uint64_t bytes);
+  Result<AllocResult> deallocate(DevPtr ptr);
   Nanos empty_cache_cost() { return allocator_->empty_cache(); }
   void empty_cache();
   AllocatorStats allocator_stats() const { return allocator_->stats(); }

@@ -13,8 +13,12 @@ constexpr EventTypeDef kEventTypes[] = {
      "c: flops (f64); d: unit (0 cube, 1 vector, 2 AI CPU) | task id << 8 | cores << 56"},
     {EventType::kMemcpy, "memcpy",
      "ts: start; a: duration ns; b: bytes; c: kind (0 H2D, 1 D2H, 2 D2D) | task id << 8; d: stream | pid << 32"},
-    {EventType::kAlloc, "alloc", "a: bytes; b: device address; c: pid; d: HBM used after, bytes"},
-    {EventType::kFree, "free", "a: bytes; b: device address; c: pid; d: HBM used after, bytes"},
+    {EventType::kAlloc, "alloc",
+     "ts: the call; device: where; a: bytes requested; b: device address; c: pid; d: the process's "
+     "allocated bytes on the device after the call (msprof totalAllocate)"},
+    {EventType::kFree, "free",
+     "ts: the call; device: where; a: bytes of the freed allocation (as requested); b: its device "
+     "address; c: pid; d: the process's allocated bytes on the device after the call"},
     {EventType::kCollective, "collective",
      "ts: start; name: op type (hcom_allReduce_, ...); aux: communicator name; a: duration ns; b: bytes "
      "(per rank); c: task id; d: stream | pid << 32"},
@@ -29,8 +33,12 @@ constexpr EventTypeDef kEventTypes[] = {
     {EventType::kJobFinished, "job_finished",
      "name: job name; aux: error message (0 when ok); a: job id; b: 0 ok, else error code"},
     {EventType::kEccError, "ecc_error",
-     "a: 1 single-bit, 2 double-bit; b: error count added; c: isolated pages added"},
-    {EventType::kLinkStateChanged, "link_state_changed", "a: link index; b: 1 up, 0 down"},
+     "ts: when the errors were added (an ECC storm: one event per device per physics tick, 10 ms, "
+     "with the tick's count); a: 1 single-bit, 2 double-bit; b: error count added; c: isolated pages "
+     "added; d: the device's aggregate count of that kind after"},
+    {EventType::kLinkStateChanged, "link_state_changed",
+     "one per link that changed; device: the device whose fault, clear or reset changed it; a: link "
+     "index (the bus's link order, as in snapshots); b: 1 up, 0 down"},
     {EventType::kTaskTimeout, "task_timeout", "name: op; a: stream id; b: waited ns"},
     {EventType::kStep, "step",
      "ts: step start; name: job name; device: the rank's device; a: job id; b: step index (0-based); "

@@ -2,6 +2,8 @@
 // process, controlled over its socket.
 #include <signal.h>
 
+#include <set>
+
 #include "daemon_util.hpp"
 
 namespace npukit::testing {
@@ -238,6 +240,51 @@ TEST(Daemon, TaskEventsCarryWhatAProfilerNeeds) {
   EXPECT_GT(k.words[0], 0u);
   EXPECT_EQ(*(*cursor)->resolve(steps[0].name_id), "ev");
   EXPECT_EQ(steps[1].words[1], 1u);
+}
+
+}  // namespace
+}  // namespace npukit::testing
+
+namespace npukit::testing {
+namespace {
+
+TEST(Daemon, AllocLinkAndEccEventsReachTheBus) {
+  ScopedNode node("nodeev");
+  auto client = node.client();
+  auto cursor = client->open_events(/*lossless=*/false);
+  ASSERT_TRUE(cursor.ok()) << cursor.status().message();
+  ASSERT_TRUE(node.control({{"op", "submit"}, {"program", small_program(1, 1)}}).value("ok", false));
+  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 2 --fault link-down").exit_code, 0);
+  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 6 --fault hbm-double-bit").exit_code, 0);
+  std::vector<telemetry::Event> allocs, frees, links, ecc;
+  ASSERT_TRUE(eventually([&] {
+    auto batch = (*cursor)->next(1024, std::chrono::milliseconds(50));
+    for (const auto& e : batch.events) {
+      if (e.type == telemetry::EventType::kAlloc) allocs.push_back(e);
+      if (e.type == telemetry::EventType::kFree) frees.push_back(e);
+      if (e.type == telemetry::EventType::kLinkStateChanged) links.push_back(e);
+      if (e.type == telemetry::EventType::kEccError) ecc.push_back(e);
+    }
+    return !frees.empty() && links.size() >= 14 && !ecc.empty();
+  }, std::chrono::seconds(10)));
+  ASSERT_EQ(allocs.size(), 1u);
+  ASSERT_EQ(frees.size(), 1u) << "the job's buffer is freed when it ends";
+  EXPECT_EQ(allocs[0].device, 0);
+  EXPECT_EQ(allocs[0].words[0], 2ull << 30);
+  EXPECT_EQ(allocs[0].words[2], static_cast<uint64_t>(getpid())) << "the submitting process";
+  EXPECT_EQ(frees[0].words[1], allocs[0].words[1]);
+  EXPECT_GT(frees[0].ts_ns, allocs[0].ts_ns);
+  EXPECT_EQ(links.size(), 14u);
+  std::set<uint64_t> distinct;
+  for (const auto& e : links) {
+    EXPECT_EQ(e.device, 2);
+    EXPECT_EQ(e.words[1], 0u);
+    distinct.insert(e.words[0]);
+  }
+  EXPECT_EQ(distinct.size(), 14u);
+  ASSERT_EQ(ecc.size(), 1u);
+  EXPECT_EQ(ecc[0].device, 6);
+  EXPECT_EQ(ecc[0].words, (std::array<uint64_t, 4>{2, 1, 1, 1}));
 }
 
 }  // namespace

@@ -115,6 +115,33 @@ TEST(Record, AttachRecordsARunningNodeForADuration) {
   for (const std::string& v : invariant_violations(db, true)) ADD_FAILURE() << v;
 }
 
+// HBM alloc/free events from the emulator fill NPU_OP_MEM; the report's churn finding reads them.
+TEST(Record, AllocatorChurnFillsTheMemoryTableAndTheReportFindsTheChurn) {
+  RecordedRun run = record_on_fresh_node("churn", "allocator-churn --steps 3");
+  ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
+  ASSERT_FALSE(run.db.empty()) << run.record.output;
+  for (const std::string& v : invariant_violations(run.db, true)) ADD_FAILURE() << v;
+  // 800 allocations per step (workloads/builtin/allocator-churn.json), every one freed.
+  EXPECT_EQ(sqlite(run.db, "SELECT s.value, count(*) FROM NPU_OP_MEM m JOIN STRING_IDS s ON s.id = m.type "
+                           "GROUP BY s.value ORDER BY s.value").output,
+            "alloc|2400\nfree|2400\n");
+  // Sizes 64 KiB + (i mod 7) x 4 KiB, all on device 0, from npu-run's process, at times inside the
+  // session; the process's allocated total ends back at 0.
+  EXPECT_EQ(sqlite(run.db, "SELECT min(size), max(size), count(DISTINCT deviceId), min(deviceId), "
+                           "count(DISTINCT globalTid), min(globalTid) > 0, min(addr) > 0 FROM NPU_OP_MEM").output,
+            "65536|90112|1|0|1|1|1\n");
+  EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM NPU_OP_MEM m, SESSION_TIME_INFO s "
+                           "WHERE m.timestampNs < s.startTimeNs OR m.timestampNs > s.endTimeNs").output,
+            "0\n");
+  EXPECT_EQ(sqlite(run.db, "SELECT totalAllocate FROM NPU_OP_MEM ORDER BY timestampNs DESC, rowid DESC LIMIT 1").output,
+            "0\n");
+  auto report = run_command(prof() + " report " + run.dir);
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("HBM allocator churn: 800 allocations per step across the node (2400 in 3 steps)"),
+            std::string::npos)
+      << report.output;
+}
+
 TEST(Record, ParsesDurations) {
   EXPECT_EQ(prof::parse_duration("10s")->count(), 10'000'000'000);
   EXPECT_EQ(prof::parse_duration("250ms")->count(), 250'000'000);
