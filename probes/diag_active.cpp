@@ -49,7 +49,7 @@ std::vector<JobOutcome> on_each(const DiagContext& ctx, std::span<const int> dev
                                 const std::function<tf::Program(int)>& make, double virtual_seconds) {
   std::vector<tf::Program> programs;
   for (int d : devices) programs.push_back(make(d));
-  return run_jobs(*ctx.client, programs, deadline_for(ctx.snapshot, virtual_seconds));
+  return run_jobs(*ctx.client, programs, deadline_for(ctx.snapshot, virtual_seconds), {}, ctx.interrupted);
 }
 
 // Units per second over the median step of the second half of the steps (the first half is
@@ -256,7 +256,7 @@ void hccs_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTe
       programs.push_back(exchange(pairs[i]));
       seconds = std::max(seconds, 2.0 * kBandwidthSteps * kLinkBytes / std::max(pairs[i].peak * efficiency, 1e9));
     }
-    auto outcomes = run_jobs(*ctx.client, programs, deadline_for(ctx.snapshot, seconds));
+    auto outcomes = run_jobs(*ctx.client, programs, deadline_for(ctx.snapshot, seconds), {}, ctx.interrupted);
     for (std::size_t k = 0; k < round.size(); ++k) {
       LinkPair& p = pairs[round[k]];
       if (!outcomes[k].ok) {

@@ -41,7 +41,8 @@ bool poll(tf::Client& client, Tracked& t, JobOutcome& out) {
 }  // namespace
 
 std::vector<JobOutcome> run_jobs(tf::Client& client, const std::vector<tf::Program>& programs,
-                                 std::chrono::milliseconds deadline, const std::function<void()>& tick) {
+                                 std::chrono::milliseconds deadline, const std::function<void()>& tick,
+                                 const std::function<bool()>& interrupted) {
   std::vector<JobOutcome> out(programs.size());
   std::vector<Tracked> jobs(programs.size());
   for (std::size_t i = 0; i < programs.size(); ++i) {
@@ -62,11 +63,13 @@ std::vector<JobOutcome> run_jobs(tf::Client& client, const std::vector<tf::Progr
     }
     if (tick) tick();
     if (!running) break;
-    if (std::chrono::steady_clock::now() > give_up) {
+    bool stop = interrupted && interrupted();
+    if (stop || std::chrono::steady_clock::now() > give_up) {
       for (std::size_t i = 0; i < jobs.size(); ++i) {
         if (jobs[i].ended) continue;
         (void)client.control({{"op", "cancel"}, {"job", jobs[i].id}});
-        out[i].error = "did not finish within " + std::to_string(deadline.count() / 1000) + " s (cancelled)";
+        out[i].error = stop ? "interrupted (cancelled)"
+                            : "did not finish within " + std::to_string(deadline.count() / 1000) + " s (cancelled)";
       }
       break;
     }

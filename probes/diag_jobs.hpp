@@ -24,10 +24,12 @@ struct JobOutcome {
   nlohmann::json findings = nlohmann::json::array();  // what diagnostic ops found (memtest)
 };
 
-// Submits every program, then polls them all until each has ended or `deadline` (wall time)
-// passed; `tick` runs after every round of polls (the thermal watch samples there).
+// Submits every program, then polls them all until each has ended, `deadline` (wall time)
+// passed or `interrupted` says so (then the jobs still running are cancelled); `tick` runs after
+// every round of polls (the thermal watch samples there).
 std::vector<JobOutcome> run_jobs(telemetry::Client& client, const std::vector<telemetry::Program>& programs,
-                                 std::chrono::milliseconds deadline, const std::function<void()>& tick = {});
+                                 std::chrono::milliseconds deadline, const std::function<void()>& tick = {},
+                                 const std::function<bool()>& interrupted = {});
 
 // The wall time a job of `virtual_seconds` takes on the node of `s` (its speed ratio), with
 // room for polling and the runtime's 2 s task timeout.

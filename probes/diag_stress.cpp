@@ -134,7 +134,7 @@ void targeted_stress(const DiagContext& ctx, std::span<const int> devices, DiagT
   auto outcomes = run_jobs(*ctx.client, programs, deadline_for(ctx.snapshot, seconds * 1.5), [&] {
     auto s = ctx.client->snapshot();
     if (s.ok()) sample(*s, devices, watch);
-  });
+  }, ctx.interrupted);
   for (std::size_t k = 0; k < devices.size(); ++k) {
     double throttle_c = thresholds_for(ctx.snapshot.device_info(devices[k])).temperature_warn_c;
     judge(watch[k], outcomes[k], throttle_c, flops, seconds, devices[k], out);

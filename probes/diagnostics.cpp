@@ -160,7 +160,7 @@ int max_diag_level() {
 }
 
 DiagReport run_diag(const tf::Snapshot& s, int level, std::span<const int> devices) {
-  return run_diag(DiagContext{s, nullptr, nlohmann::json(), DiagOptions{}, {}}, level, devices);
+  return run_diag(DiagContext{s, nullptr, nlohmann::json(), DiagOptions{}, {}, {}}, level, devices);
 }
 
 Result<nlohmann::json> fetch_reference(tf::Client& client) {
@@ -186,6 +186,7 @@ DiagReport run_diag(const DiagContext& ctx, int level, std::span<const int> devi
     r.name = std::string(t->name);
     r.category = std::string(t->category);
     r.per_device = t->per_device;
+    if (ctx.interrupted && ctx.interrupted()) break;
     if (ctx.on_test_start) ctx.on_test_start(*t);
     t->run(ctx, devices, r);
     report.verdict = worst(report.verdict, r.verdict);

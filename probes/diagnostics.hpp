@@ -75,6 +75,7 @@ struct DiagContext {
   nlohmann::json reference;
   DiagOptions options;
   std::function<void(const DiagTest& test)> on_test_start;  // progress for people; may be empty
+  std::function<bool()> interrupted;  // true: cancel the running test jobs and skip the rest
 };
 
 struct DiagTest {

@@ -35,6 +35,7 @@ inline constexpr int kExitHealthUnknown = 3;  // health: stale node or a device 
 inline constexpr int kExitUsage = 4;          // bad arguments to an extension option
 inline constexpr int kExitNoNode = 5;         // no node running (every command)
 inline constexpr int kExitBusError = 6;       // foreign/incompatible segment, bad $NPU_NODE
+inline constexpr int kExitInterrupted = 130;  // diag: SIGINT/SIGTERM during active tests
 
 struct Context {
   std::ostream* out = nullptr;

@@ -1,6 +1,9 @@
 #include "smi/smi_diag.hpp"
 
+#include <atomic>
+#include <csignal>
 #include <cstdlib>
+#include <optional>
 #include <ostream>
 
 #include "smi/smi_cli.hpp"
@@ -13,6 +16,36 @@ namespace tf = telemetry;
 namespace pr = probes;
 
 namespace {
+
+// Set by SIGINT/SIGTERM while active tests run (a lock-free atomic: safe in a signal handler).
+std::atomic<bool> g_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+void note_interrupt(int) { g_interrupted.store(true); }
+
+// While it lives, SIGINT and SIGTERM set g_interrupted instead of killing npu-smi, so the test
+// jobs it submitted are cancelled rather than left running on the node.
+class InterruptGuard {
+ public:
+  InterruptGuard() {
+    g_interrupted.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = note_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~InterruptGuard() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+  InterruptGuard(const InterruptGuard&) = delete;
+  InterruptGuard& operator=(const InterruptGuard&) = delete;
+
+ private:
+  struct sigaction old_int_ {};
+  struct sigaction old_term_ {};
+};
 
 constexpr int kNameWidth = 27;    // dashes of the first column
 constexpr int kResultWidth = 48;  // dashes of the second column
@@ -125,7 +158,8 @@ std::string diag_help() {
          "  -i id         only this card's chips\n"
          "  --duration S  level 3 stress length in the node's seconds (default 60)\n"
          "  -v            also print what each test measured\n"
-         "Exit: 0 all Pass, 1 Warn, 2 Fail, 3 Unknown (stale node), 4 usage, 5 no node.\n";
+         "Exit: 0 all Pass, 1 Warn, 2 Fail, 3 Unknown (stale node), 4 usage, 5 no node,\n"
+         "      130 interrupted (the test jobs are cancelled).\n";
 }
 
 int run_diag_command(Context& ctx, const std::vector<std::string>& args) {
@@ -171,7 +205,12 @@ int run_diag_command(Context& ctx, const std::vector<std::string>& args) {
       return usage("-i: no NPU id '" + id + "' on node '" + session->snapshot.node().node_name + "'");
     }
   }
-  pr::DiagContext diag{session->snapshot, session->client.get(), nullptr, options, {}};
+  pr::DiagContext diag{session->snapshot, session->client.get(), nullptr, options, {}, {}};
+  std::optional<InterruptGuard> guard;
+  if (level >= 2) {
+    guard.emplace();
+    diag.interrupted = [] { return g_interrupted.load(); };
+  }
   if (level >= 2 && ctx.err_is_tty) {
     // Active tests take seconds to minutes: say what runs (on a terminal only; scripts get the box).
     diag.on_test_start = [&ctx, &options](const pr::DiagTest& t) {
@@ -187,6 +226,10 @@ int run_diag_command(Context& ctx, const std::vector<std::string>& args) {
     else diag.reference = std::move(*reference);
   }
   pr::DiagReport report = pr::run_diag(diag, level, devices);
+  if (g_interrupted.load()) {
+    *ctx.err << "npu-smi: diag: interrupted; the test jobs still running were cancelled\n";
+    return kExitInterrupted;
+  }
   *ctx.out << (json ? diag_json(session->snapshot, report).dump(2) + "\n" : render_diag_box(session->snapshot, report, verbose));
   return diag_exit_code(report.verdict);
 }

@@ -112,7 +112,7 @@ DiagRun run_level(int level, FakeDaemon& fake, int chips = 4, std::vector<int> d
   options.stress_seconds = 2;
   std::vector<std::string> started;
   DiagContext ctx{*snapshot, client.get(), *reference, options,
-                  [&started](const DiagTest& t) { started.push_back(std::string(t.name)); }};
+                  [&started](const DiagTest& t) { started.push_back(std::string(t.name)); }, {}};
   DiagReport report = run_diag(ctx, level, devices);
   EXPECT_EQ(started.size(), report.tests.size());  // progress: every test announced, in order
   for (std::size_t i = 0; i < started.size() && i < report.tests.size(); ++i) EXPECT_EQ(started[i], report.tests[i].name);

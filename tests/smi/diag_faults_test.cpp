@@ -177,6 +177,18 @@ TEST(DiagLong, Level3OnAHealthyNodeStaysCoolAndSustainsItsThroughput) {
   EXPECT_NE(diag.output.find("Targeted Stress, NPU 0: measured peak "), std::string::npos) << diag.output;
 }
 
+TEST(DiagLong, AnInterruptCancelsTheTestJobsAndExits130) {
+  ScopedNode node("intr");
+  CommandResult r = run_command("( NPU_NODE=" + node.name() + " " + kSmi +
+                                " diag -r 3 --duration 600 & pid=$!; sleep 3; kill -TERM $pid; wait $pid; echo rc=$? )");
+  EXPECT_NE(r.output.find("npu-smi: diag: interrupted; the test jobs still running were cancelled"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("rc=130"), std::string::npos) << r.output;
+  json jobs = node.control({{"op", "list_jobs"}});
+  ASSERT_TRUE(jobs.value("ok", false)) << jobs.dump();
+  for (const json& j : jobs["jobs"]) EXPECT_NE(j["state"], "running") << j.dump();
+}
+
 TEST(DiagArgs, DurationMustBeSecondsAndLevelsStopAt3) {
   ScopedNode node("args");
   EXPECT_EQ(smi(node, "diag -r 4").exit_code, 4);
