@@ -95,8 +95,9 @@ bool hbm_layout(const tf::Snapshot& s, int d) { return s.device_info(d).smi_layo
 
 }  // namespace
 
-void memory_pattern(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
-  if (cannot_run(ctx, devices, out)) return;
+void memory_pattern(const DiagContext& ctx, std::span<const int> selected, DiagTestResult& out) {
+  std::vector<int> devices = runnable(ctx, selected, out);
+  if (devices.empty()) return;
   const tf::Snapshot& s = ctx.snapshot;
   std::vector<uint64_t> bytes;
   for (int d : devices) {
@@ -144,8 +145,9 @@ void memory_pattern(const DiagContext& ctx, std::span<const int> devices, DiagTe
   }
 }
 
-void pcie_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
-  if (cannot_run(ctx, devices, out)) return;
+void pcie_bandwidth(const DiagContext& ctx, std::span<const int> selected, DiagTestResult& out) {
+  std::vector<int> devices = runnable(ctx, selected, out);
+  if (devices.empty()) return;
   double ref = reference(ctx, "pcie_bytes_per_s").value_or(0);
   double seconds = kBandwidthSteps * static_cast<double>(kPcieBytes) / std::max(ref, 1e9);
   std::vector<std::vector<JobOutcome>> directions;
@@ -190,14 +192,16 @@ bool is_hccs(const std::string& kind) {
   return k == "hccs";
 }
 
-std::vector<LinkPair> hccs_pairs(const tf::Snapshot& s, std::span<const int> devices) {
+// The HCCS links with an end in `devices`, one per chip pair; pairs with a busy end are left out.
+std::vector<LinkPair> hccs_pairs(const tf::Snapshot& s, std::span<const int> devices, const std::vector<int>& busy) {
   std::set<int> chosen(devices.begin(), devices.end());
+  std::set<int> in_use(busy.begin(), busy.end());
   std::vector<LinkPair> pairs;
   for (int link = 0; link < s.link_count(); ++link) {
     const tf::LinkInfo& l = s.link_info(link);
     if (!is_hccs(l.kind) || l.device_a < 0 || l.device_b < 0) continue;
     int a = std::min(l.device_a, l.device_b), b = std::max(l.device_a, l.device_b);
-    if (!chosen.count(a) && !chosen.count(b)) continue;
+    if ((!chosen.count(a) && !chosen.count(b)) || in_use.count(a) || in_use.count(b)) continue;
     auto it = std::find_if(pairs.begin(), pairs.end(), [&](const LinkPair& p) { return p.a == a && p.b == b; });
     if (it == pairs.end()) pairs.push_back({a, b, l.peak_bytes_per_s, 0, Verdict::kPass, ""});
     else it->peak = std::min(it->peak, l.peak_bytes_per_s);
@@ -245,9 +249,10 @@ std::string pair_name(const LinkPair& p) { return "HCCS " + std::to_string(p.a) 
 
 }  // namespace
 
-void hccs_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
-  if (cannot_run(ctx, devices, out)) return;
-  std::vector<LinkPair> pairs = hccs_pairs(ctx.snapshot, devices);
+void hccs_bandwidth(const DiagContext& ctx, std::span<const int> selected, DiagTestResult& out) {
+  std::vector<int> devices = runnable(ctx, selected, out);
+  if (devices.empty()) return;
+  std::vector<LinkPair> pairs = hccs_pairs(ctx.snapshot, devices, held_devices(ctx.snapshot));
   double efficiency = reference(ctx, "link_efficiency").value_or(1.0);
   for (const auto& round : rounds_of(pairs)) {
     std::vector<tf::Program> programs;
@@ -289,8 +294,9 @@ void hccs_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTe
   }
 }
 
-void compute(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
-  if (cannot_run(ctx, devices, out)) return;
+void compute(const DiagContext& ctx, std::span<const int> selected, DiagTestResult& out) {
+  std::vector<int> devices = runnable(ctx, selected, out);
+  if (devices.empty()) return;
   double ref = reference(ctx, "matmul_fp16_flops").value_or(0);
   double flops_per_step = 2.0 * kMatmulN * kMatmulN * kMatmulN * kMatmulsPerStep;
   auto outcomes = on_each(ctx, devices, [&](int d) {
@@ -301,8 +307,9 @@ void compute(const DiagContext& ctx, std::span<const int> devices, DiagTestResul
   grade_rates(devices, outcomes, flops_per_step, ref, "TFLOPS", 1e12, "fp16 matmul ", "fp16 matmuls failed: ", out);
 }
 
-void memory_bandwidth(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
-  if (cannot_run(ctx, devices, out)) return;
+void memory_bandwidth(const DiagContext& ctx, std::span<const int> selected, DiagTestResult& out) {
+  std::vector<int> devices = runnable(ctx, selected, out);
+  if (devices.empty()) return;
   double ref = reference(ctx, "hbm_bytes_per_s").value_or(0);
   double bytes_per_step = 2.0 * kHbmCopyBytes * kHbmCopiesPerStep;  // every copy reads and writes
   auto outcomes = on_each(ctx, devices, [&](int d) {

@@ -107,8 +107,9 @@ void judge(const Watch& w, const JobOutcome& o, double throttle_c, double flops,
 
 }  // namespace
 
-void targeted_stress(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
-  if (cannot_run(ctx, devices, out)) return;
+void targeted_stress(const DiagContext& ctx, std::span<const int> selected, DiagTestResult& out) {
+  std::vector<int> devices = runnable(ctx, selected, out);
+  if (devices.empty()) return;
   double ref = reference(ctx, "matmul_fp16_flops").value_or(3e14);
   double flops = 2.0 * kMatmulN * kMatmulN * kMatmulN * kMatmulsPerStep;
   double seconds = std::max(1.0, ctx.options.stress_seconds);

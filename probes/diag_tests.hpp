@@ -13,9 +13,12 @@ namespace npukit::probes::diag {
 // Records one device's (or the node's, device -1) verdict in `out`.
 void add(DiagTestResult& out, int device, Verdict v, std::vector<std::string> reasons = {}, std::string measured = "");
 
-// An active test cannot run: every device is UNKNOWN with `why` (no client, stale node...).
-// Returns true when that happened.
-bool cannot_run(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+// The devices an active test may run on: none when it cannot run at all (every device is then
+// UNKNOWN: no client, stale node, no reference), and never a chip another process holds (WARN:
+// a test program would compete with it, and the memory test could starve it of memory).
+std::vector<int> runnable(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out);
+// Chips that processes hold in the run's first snapshot.
+std::vector<int> held_devices(const telemetry::Snapshot& s);
 
 // Measured against a healthy reference: PASS at >= 90%, WARN at >= 75%, else FAIL.
 inline constexpr double kPassRatio = 0.90;

@@ -20,14 +20,31 @@ void add(DiagTestResult& out, int device, Verdict v, std::vector<std::string> re
   out.verdict = worst(out.verdict, v);
 }
 
-bool cannot_run(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
+std::vector<int> held_devices(const tf::Snapshot& s) {
+  std::set<int> held;
+  for (const tf::ProcessInfo& p : s.processes()) held.insert(p.device);
+  return {held.begin(), held.end()};
+}
+
+std::vector<int> runnable(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
   std::string why = ctx.snapshot.stale() ? "node is stale: " + ctx.snapshot.stale_reason()
                   : ctx.client == nullptr ? "no node connection to run test programs on"
                   : !ctx.reference.is_object() ? "the node gave no reference figures"
                                                : "";
-  if (why.empty()) return false;
-  for (int d : devices) add(out, d, Verdict::kUnknown, {why});
-  return true;
+  std::vector<int> idle;
+  for (int d : devices) {
+    if (!why.empty()) {
+      add(out, d, Verdict::kUnknown, {why});
+      continue;
+    }
+    std::string holders;
+    for (const tf::ProcessInfo& p : ctx.snapshot.processes()) {
+      if (p.device == d) holders += (holders.empty() ? "" : ", ") + std::string("pid ") + std::to_string(p.pid) + " (" + p.name + ")";
+    }
+    if (holders.empty()) idle.push_back(d);
+    else add(out, d, Verdict::kWarn, {"not run: the chip is in use by " + holders + "; active tests run on idle chips"});
+  }
+  return idle;
 }
 
 Verdict grade_ratio(double ratio) {
@@ -189,6 +206,8 @@ DiagReport run_diag(const DiagContext& ctx, int level, std::span<const int> devi
     if (ctx.interrupted && ctx.interrupted()) break;
     if (ctx.on_test_start) ctx.on_test_start(*t);
     t->run(ctx, devices, r);
+    std::stable_sort(r.devices.begin(), r.devices.end(),
+                     [](const DiagDeviceResult& a, const DiagDeviceResult& b) { return a.device < b.device; });
     report.verdict = worst(report.verdict, r.verdict);
     report.tests.push_back(std::move(r));
   }

@@ -19,6 +19,7 @@
 // Level 3 ("long": + Stress / Targeted Stress; diag_stress.cpp): matmuls on every device for
 //   DiagOptions::stress_seconds with a thermal watch (peak temperature, throttling, power, ECC,
 //   sustained throughput) sampled from the bus while it runs.
+// Active tests run only on idle chips: a chip some process holds gets WARN "not run: ...".
 // Measured figures are judged against the node's healthy references (the daemon's "reference"
 // request, as DCGM judges against per-SKU targets): PASS at >= 90%, WARN at >= 75%, else FAIL.
 //

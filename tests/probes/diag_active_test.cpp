@@ -99,9 +99,11 @@ struct DiagRun {
   std::vector<json> submitted;
 };
 
-DiagRun run_level(int level, FakeDaemon& fake, int chips = 4, std::vector<int> devices = {}) {
+DiagRun run_level(int level, FakeDaemon& fake, int chips = 4, std::vector<int> devices = {},
+                  std::vector<tf::ProcessInfo> processes = {}) {
   static int serial = 0;
   auto bus = mesh("diag-active-" + std::to_string(serial++), chips);
+  EXPECT_TRUE(bus->writer().set_processes(processes).ok());
   bus->set_control_handler([&fake](const tf::Request& r) { return fake.handle(r); });
   auto client = bus->client();
   auto snapshot = client->snapshot();
@@ -193,6 +195,28 @@ TEST(DiagActive, OneSelectedChipTestsOnlyItsLinks) {
   for (const json& p : run.submitted) exchanges += p["name"].get<std::string>().rfind("diag-hccs-", 0) == 0;
   EXPECT_EQ(exchanges, 3);
   EXPECT_EQ(test_named(run.report, "Compute").devices.size(), 1u);
+}
+
+TEST(DiagActive, ChipsInUseAreNotTestedAndWarn) {
+  FakeDaemon fake;
+  tf::ProcessInfo trainer;
+  trainer.pid = 4242;
+  trainer.device = 1;
+  trainer.name = "python3";
+  DiagRun run = run_level(2, fake, 4, {}, {trainer});
+  for (const json& p : run.submitted) {
+    for (const json& rank : p["ranks"]) EXPECT_NE(rank["device"], 1) << p.dump();
+  }
+  const DiagTestResult& memory = test_named(run.report, "Memory Pattern");
+  ASSERT_EQ(memory.devices.size(), 4u);
+  EXPECT_EQ(memory.devices[1].device, 1);  // in device order
+  EXPECT_EQ(memory.devices[1].verdict, Verdict::kWarn);
+  EXPECT_EQ(memory.devices[1].reasons,
+            (std::vector<std::string>{"not run: the chip is in use by pid 4242 (python3); active tests run on idle chips"}));
+  EXPECT_EQ(memory.devices[0].verdict, Verdict::kPass);
+  EXPECT_EQ(test_named(run.report, "HCCS Bandwidth").devices[0].measured,
+            "2 link(s); slowest HCCS 0<->2 40.0 GB/s, expected 40.0 GB/s (100%)");
+  EXPECT_EQ(run.report.verdict, Verdict::kWarn);
 }
 
 TEST(DiagActive, BadPagesAndRuntimeErrorsFailWithTheirText) {
