@@ -1,6 +1,9 @@
 #include "probes/diagnostics.hpp"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -20,9 +23,19 @@ void add(DiagTestResult& out, int device, Verdict v, std::vector<std::string> re
   out.verdict = worst(out.verdict, v);
 }
 
+namespace {
+
+// A process-table entry of a process that has exited (the table is refreshed at the node's
+// publish rate, so right after a job ends its owner may still be listed).
+bool gone(const tf::ProcessInfo& p) { return p.pid > 0 && ::kill(p.pid, 0) != 0 && errno == ESRCH; }
+
+}  // namespace
+
 std::vector<int> held_devices(const tf::Snapshot& s) {
   std::set<int> held;
-  for (const tf::ProcessInfo& p : s.processes()) held.insert(p.device);
+  for (const tf::ProcessInfo& p : s.processes()) {
+    if (!gone(p)) held.insert(p.device);
+  }
   return {held.begin(), held.end()};
 }
 
@@ -39,7 +52,7 @@ std::vector<int> runnable(const DiagContext& ctx, std::span<const int> devices, 
     }
     std::string holders;
     for (const tf::ProcessInfo& p : ctx.snapshot.processes()) {
-      if (p.device == d) holders += (holders.empty() ? "" : ", ") + std::string("pid ") + std::to_string(p.pid) + " (" + p.name + ")";
+      if (p.device == d && !gone(p)) holders += (holders.empty() ? "" : ", ") + std::string("pid ") + std::to_string(p.pid) + " (" + p.name + ")";
     }
     if (holders.empty()) idle.push_back(d);
     else add(out, d, Verdict::kWarn, {"not run: the chip is in use by " + holders + "; active tests run on idle chips"});

@@ -2,6 +2,7 @@
 // "reference" and runs submitted programs by formula, so the grading, the HCCS pairing and the
 // error paths are checked exactly. (The real daemon is driven in tests/smi/diag_faults_test.cpp.)
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <map>
 #include <mutex>
@@ -200,7 +201,7 @@ TEST(DiagActive, OneSelectedChipTestsOnlyItsLinks) {
 TEST(DiagActive, ChipsInUseAreNotTestedAndWarn) {
   FakeDaemon fake;
   tf::ProcessInfo trainer;
-  trainer.pid = 4242;
+  trainer.pid = static_cast<int32_t>(::getpid());  // alive: entries of exited processes are ignored
   trainer.device = 1;
   trainer.name = "python3";
   DiagRun run = run_level(2, fake, 4, {}, {trainer});
@@ -212,11 +213,18 @@ TEST(DiagActive, ChipsInUseAreNotTestedAndWarn) {
   EXPECT_EQ(memory.devices[1].device, 1);  // in device order
   EXPECT_EQ(memory.devices[1].verdict, Verdict::kWarn);
   EXPECT_EQ(memory.devices[1].reasons,
-            (std::vector<std::string>{"not run: the chip is in use by pid 4242 (python3); active tests run on idle chips"}));
+            (std::vector<std::string>{"not run: the chip is in use by pid " + std::to_string(::getpid()) +
+                                      " (python3); active tests run on idle chips"}));
   EXPECT_EQ(memory.devices[0].verdict, Verdict::kPass);
   EXPECT_EQ(test_named(run.report, "HCCS Bandwidth").devices[0].measured,
             "2 link(s); slowest HCCS 0<->2 40.0 GB/s, expected 40.0 GB/s (100%)");
   EXPECT_EQ(run.report.verdict, Verdict::kWarn);
+  // The table can still list a process that has just exited: it holds nothing any more.
+  FakeDaemon again;
+  trainer.pid = 999999999;
+  DiagRun after = run_level(2, again, 4, {}, {trainer});
+  EXPECT_EQ(test_named(after.report, "Compute").devices[1].verdict, Verdict::kPass);
+  EXPECT_EQ(test_named(after.report, "Processes").devices[1].verdict, Verdict::kWarn);  // it reports the table as is
 }
 
 TEST(DiagActive, BadPagesAndRuntimeErrorsFailWithTheirText) {
