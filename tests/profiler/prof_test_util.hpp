@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "../daemon/daemon_util.hpp"
+#include "../golden_util.hpp"
 
 namespace npukit::testing {
 
@@ -64,27 +65,8 @@ inline CommandResult sqlite(const std::string& db, const std::string& sql) {
   return run_command("sqlite3 '" + db + "' \"" + sql + "\"");
 }
 
-// Lines that differ between expected and actual, numbered, for a readable failure.
-inline std::string line_diff(const std::string& expected, const std::string& actual) {
-  auto e = lines_of(expected), a = lines_of(actual);
-  std::string out;
-  for (std::size_t i = 0; i < std::max(e.size(), a.size()); ++i) {
-    std::string x = i < e.size() ? e[i] : "<missing>", y = i < a.size() ? a[i] : "<missing>";
-    if (x != y) out += "line " + std::to_string(i + 1) + ":\n  expected: " + x + "\n  actual:   " + y + "\n";
-  }
-  return out;
-}
-
 inline void expect_golden(const std::string& name, const std::string& actual) {
-  std::string path = data_path(name);
-  if (const char* update = std::getenv("NPUKIT_UPDATE_GOLDEN"); update != nullptr && std::string(update) == "1") {
-    std::ofstream(path) << actual;
-    return;
-  }
-  std::string expected = read_file(path);
-  ASSERT_FALSE(expected.empty()) << path << " is missing: run with NPUKIT_UPDATE_GOLDEN=1";
-  std::string diff = line_diff(expected, actual);
-  EXPECT_TRUE(diff.empty()) << name << " differs from the golden (NPUKIT_UPDATE_GOLDEN=1 regenerates it):\n" << diff;
+  npukit::testing::expect_golden_file(data_path(name), actual);
 }
 
 // A workload recorded on its own fresh node (seed 7), once per test process.

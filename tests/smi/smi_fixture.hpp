@@ -21,6 +21,7 @@
 
 #include "smi/smi_cli.hpp"
 #include "telemetry/client.hpp"
+#include "tests/golden_util.hpp"
 
 namespace npukit::smi::testing {
 
@@ -137,33 +138,7 @@ inline SmiRun run(const std::shared_ptr<tf::InProcessBus>& bus, const std::vecto
 
 // Compares `actual` with the golden file; NPUKIT_UPDATE_GOLDEN=1 rewrites it instead.
 inline void expect_golden(const std::string& golden, const std::string& actual) {
-  std::string path = data_path(golden);
-  const char* update = std::getenv("NPUKIT_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path, std::ios::binary) << actual;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in.good()) << "missing golden " << path << " (regenerate with NPUKIT_UPDATE_GOLDEN=1)";
-  std::string expected((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (expected == actual) return;
-  auto lines = [](const std::string& text) {
-    std::vector<std::string> v;
-    std::istringstream in(text);
-    for (std::string l; std::getline(in, l);) v.push_back(l);
-    return v;
-  };
-  std::vector<std::string> e = lines(expected), a = lines(actual);
-  std::string diff;
-  int shown = 0;
-  for (std::size_t i = 0; i < std::max(e.size(), a.size()) && shown < 12; ++i) {
-    std::string el = i < e.size() ? e[i] : "<eof>", al = i < a.size() ? a[i] : "<eof>";
-    if (el == al) continue;
-    diff += "@@ line " + std::to_string(i + 1) + "\n-" + el + "\n+" + al + "\n";
-    ++shown;
-  }
-  if (diff.empty()) diff = "(only line endings differ)\n";
-  ADD_FAILURE() << "output differs from golden " << path << " (NPUKIT_UPDATE_GOLDEN=1 regenerates it):\n" << diff;
+  npukit::testing::expect_golden_file(data_path(golden), actual);
 }
 
 inline void expect_no_trailing_whitespace(const std::string& text, const std::string& what) {

@@ -4,33 +4,14 @@
 #include <cstdlib>
 
 #include "tests/daemon/daemon_util.hpp"
+#include "tests/golden_util.hpp"
 #include "tests/top/top_test_util.hpp"
 
 namespace npukit::top::testing {
 namespace {
 
-// Empty when equal; else each differing line, numbered from 1.
-std::string line_diff(const std::string& expected, const std::string& actual) {
-  auto e = split_lines(expected), a = split_lines(actual);
-  std::string out;
-  for (std::size_t i = 0; i < std::max(e.size(), a.size()); ++i) {
-    std::string el = i < e.size() ? e[i] : "<missing>", al = i < a.size() ? a[i] : "<missing>";
-    if (el != al) out += "line " + std::to_string(i + 1) + ":\n  expected: " + el + "\n  actual:   " + al + "\n";
-  }
-  return out;
-}
-
 void expect_golden(const std::string& name, const std::string& actual) {
-  std::string path = data_path("golden/" + name);
-  const char* update = std::getenv("NPUKIT_UPDATE_GOLDEN");
-  if (update != nullptr && std::string(update) == "1") {
-    std::ofstream(path) << actual;
-    return;
-  }
-  std::string expected = read_file(path);
-  ASSERT_FALSE(expected.empty()) << path << " is missing: run with NPUKIT_UPDATE_GOLDEN=1";
-  std::string diff = line_diff(expected, actual);
-  EXPECT_TRUE(diff.empty()) << name << " differs from the golden (NPUKIT_UPDATE_GOLDEN=1 regenerates it):\n" << diff;
+  npukit::testing::expect_golden_file(data_path("golden/" + name), actual);
 }
 
 struct GoldenCase {
@@ -77,7 +58,7 @@ TEST(TopGolden, HeadlessBinaryPrintsTheSameFrames) {
   ASSERT_EQ(lines.size(), 24u * 40 + 23) << "24 recorded frames of 40 lines, an empty line between frames";
   std::string last;
   for (std::size_t i = lines.size() - 40; i < lines.size(); ++i) last += lines[i] + "\n";
-  std::string diff = line_diff(read_file(data_path("golden/rec8-120x40-ascii.txt")), last);
+  std::string diff = npukit::testing::golden_line_diff(read_file(data_path("golden/rec8-120x40-ascii.txt")), last);
   EXPECT_TRUE(diff.empty()) << diff;
 }
 
