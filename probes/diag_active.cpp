@@ -18,8 +18,6 @@ using Kind = tf::ProgramOp::Kind;
 
 namespace {
 
-constexpr int64_t kMatmulN = 8192;      // fp16 [N, N] x [N, N]: large enough to reach the cube's rate
-constexpr int kMatmulsPerStep = 10;
 constexpr int64_t kComputeSteps = 16;  // ~0.56 s: DVFS (every 100 ms) settles in the first half
 constexpr uint64_t kHbmCopyBytes = 1ull << 30;
 constexpr int kHbmCopiesPerStep = 4;
@@ -31,18 +29,6 @@ constexpr uint64_t kMemTestHeadroom = 64ull << 20;     // left free for the runt
 constexpr uint64_t kMemTestPatterns = 4;               // 0x00.., 0xFF.., 0x55.., 0xAA..
 
 double gib(double bytes) { return bytes / double(1ull << 30); }
-
-// A program of one rank on `device` with one stream.
-tf::Program single_rank(const std::string& name, int device, int64_t repeat) {
-  tf::Program p;
-  p.name = name;
-  p.allocator = "direct";
-  p.repeat = repeat;
-  tf::RankProgram r;
-  r.device = device;
-  p.ranks.push_back(r);
-  return p;
-}
 
 // One program per device, all at once; outcomes in `devices` order.
 std::vector<JobOutcome> on_each(const DiagContext& ctx, std::span<const int> devices,
@@ -94,6 +80,21 @@ uint64_t ecc_single_bit(const tf::Snapshot& s, int d) {
 bool hbm_layout(const tf::Snapshot& s, int d) { return s.device_info(d).smi_layout != "classic"; }
 
 }  // namespace
+
+std::vector<tf::ProgramOp> matmul_step() {
+  return std::vector<tf::ProgramOp>(kMatmulsPerStep, work::matmul_op(kMatmulN, kMatmulN, kMatmulN, "float16"));
+}
+
+tf::Program single_rank(const std::string& name, int device, int64_t repeat) {
+  tf::Program p;
+  p.name = name;
+  p.allocator = "direct";
+  p.repeat = repeat;
+  tf::RankProgram r;
+  r.device = device;
+  p.ranks.push_back(r);
+  return p;
+}
 
 void memory_pattern(const DiagContext& ctx, std::span<const int> selected, DiagTestResult& out) {
   std::vector<int> devices = runnable(ctx, selected, out);
@@ -298,13 +299,12 @@ void compute(const DiagContext& ctx, std::span<const int> selected, DiagTestResu
   std::vector<int> devices = runnable(ctx, selected, out);
   if (devices.empty()) return;
   double ref = reference(ctx, "matmul_fp16_flops").value_or(0);
-  double flops_per_step = 2.0 * kMatmulN * kMatmulN * kMatmulN * kMatmulsPerStep;
   auto outcomes = on_each(ctx, devices, [&](int d) {
     tf::Program p = single_rank("diag-compute", d, kComputeSteps);
-    for (int i = 0; i < kMatmulsPerStep; ++i) p.ranks[0].step.push_back(work::matmul_op(kMatmulN, kMatmulN, kMatmulN, "float16"));
+    p.ranks[0].step = matmul_step();
     return p;
-  }, kComputeSteps * flops_per_step / std::max(ref, 1e12));
-  grade_rates(devices, outcomes, flops_per_step, ref, "TFLOPS", 1e12, "fp16 matmul ", "fp16 matmuls failed: ", out);
+  }, kComputeSteps * kMatmulStepFlops / std::max(ref, 1e12));
+  grade_rates(devices, outcomes, kMatmulStepFlops, ref, "TFLOPS", 1e12, "fp16 matmul ", "fp16 matmuls failed: ", out);
 }
 
 void memory_bandwidth(const DiagContext& ctx, std::span<const int> selected, DiagTestResult& out) {

@@ -12,7 +12,6 @@
 
 #include "probes/diag_jobs.hpp"
 #include "probes/diag_tests.hpp"
-#include "workloads/program_ops.hpp"
 
 namespace npukit::probes::diag {
 
@@ -21,8 +20,6 @@ namespace fid = telemetry::fid;
 
 namespace {
 
-constexpr int64_t kMatmulN = 8192;
-constexpr int kMatmulsPerStep = 10;
 constexpr double kThrottleMarginC = 5;    // WARN when the peak comes this close to the throttle point
 constexpr double kSustainedDrop = 0.10;   // FAIL when throughput falls this much
 
@@ -111,19 +108,13 @@ void targeted_stress(const DiagContext& ctx, std::span<const int> selected, Diag
   std::vector<int> devices = runnable(ctx, selected, out);
   if (devices.empty()) return;
   double ref = reference(ctx, "matmul_fp16_flops").value_or(3e14);
-  double flops = 2.0 * kMatmulN * kMatmulN * kMatmulN * kMatmulsPerStep;
+  double flops = kMatmulStepFlops;
   double seconds = std::max(1.0, ctx.options.stress_seconds);
   auto steps = static_cast<int64_t>(std::ceil(seconds / (flops / ref)));
   std::vector<tf::Program> programs;
   for (int d : devices) {
-    tf::Program p;
-    p.name = "diag-stress";
-    p.repeat = steps;
-    tf::RankProgram r;
-    r.device = d;
-    for (int i = 0; i < kMatmulsPerStep; ++i) r.step.push_back(work::matmul_op(kMatmulN, kMatmulN, kMatmulN, "float16"));
-    p.ranks.push_back(r);
-    programs.push_back(std::move(p));
+    programs.push_back(single_rank("diag-stress", d, steps));
+    programs.back().ranks[0].step = matmul_step();
   }
   std::vector<Watch> watch(devices.size());
   for (std::size_t k = 0; k < devices.size(); ++k) {

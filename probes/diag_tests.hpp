@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "probes/diagnostics.hpp"
+#include "telemetry/program.hpp"
 
 namespace npukit::probes::diag {
 
@@ -29,6 +30,15 @@ Verdict grade_ratio(double ratio);
 std::string versus(double value, double reference, const char* unit);
 
 double median(std::vector<double> v);
+
+// The compute load of Compute and Targeted Stress: kMatmulsPerStep fp16 [N, N] x [N, N] matmuls
+// per step, N large enough to reach the cube's rate.
+inline constexpr int64_t kMatmulN = 8192;
+inline constexpr int kMatmulsPerStep = 10;
+inline constexpr double kMatmulStepFlops = 2.0 * kMatmulN * kMatmulN * kMatmulN * kMatmulsPerStep;
+std::vector<telemetry::ProgramOp> matmul_step();
+// A program of one rank on `device` with one stream (direct allocator).
+telemetry::Program single_rank(const std::string& name, int device, int64_t repeat);
 // A reference figure, or nullopt when the node did not give it.
 std::optional<double> reference(const DiagContext& ctx, const char* key);
 
