@@ -6,9 +6,9 @@
 #include <cstring>
 #include <string>
 
-#include "emulator/node.hpp"
-#include "emulator/runtime.hpp"
-#include "emulator/timeline.hpp"
+#include "emulator/runtime/node.hpp"
+#include "emulator/runtime/runtime.hpp"
+#include "emulator/engine/timeline.hpp"
 
 namespace npukit::emu {
 namespace {

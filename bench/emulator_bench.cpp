@@ -3,8 +3,8 @@
 #include <benchmark/benchmark.h>
 
 #include "bench/budget.hpp"
-#include "emulator/node.hpp"
-#include "emulator/runtime.hpp"
+#include "emulator/runtime/node.hpp"
+#include "emulator/runtime/runtime.hpp"
 
 namespace npukit::emu {
 namespace {

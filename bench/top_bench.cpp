@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "bench/budget.hpp"
-#include "smi/top_canvas.hpp"
-#include "smi/top_collector.hpp"
-#include "smi/top_render.hpp"
+#include "smi/top/canvas.hpp"
+#include "smi/top/collector.hpp"
+#include "smi/top/render.hpp"
 #include "telemetry/client.hpp"
 
 namespace npukit::top {

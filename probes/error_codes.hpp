@@ -1,5 +1,5 @@
 // The device error-code catalog as consumers see it: the codes the emulated devices raise
-// (docs/faults.md, emulator/health.hpp), with the health each implies and a one-line text.
+// (docs/faults.md, emulator/device/health.hpp), with the health each implies and a one-line text.
 // npu-smi's `-t health` prints the text as "Error Information"; the health rules name them.
 //
 // Thread-safety: immutable table.

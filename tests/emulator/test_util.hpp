@@ -5,9 +5,9 @@
 
 #include <memory>
 
-#include "emulator/node.hpp"
-#include "emulator/runtime.hpp"
-#include "emulator/timeline.hpp"
+#include "emulator/runtime/node.hpp"
+#include "emulator/runtime/runtime.hpp"
+#include "emulator/engine/timeline.hpp"
 
 namespace npukit::emu::testing {
 

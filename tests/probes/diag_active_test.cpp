@@ -1,6 +1,6 @@
 // Levels 2 and 3 over an in-process bus whose control handler plays the daemon: it answers
 // "reference" and runs submitted programs by formula, so the grading, the HCCS pairing and the
-// error paths are checked exactly. (The real daemon is driven in tests/smi/diag_faults_test.cpp.)
+// error paths are checked exactly. (The real daemon is driven in tests/smi/cli/diag_faults_test.cpp.)
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 
 #include "probes/diagnostics.hpp"
 #include "telemetry/client.hpp"
-#include "chip_fixture.hpp"
+#include "tests/probes/chip_fixture.hpp"
 
 namespace npukit::probes {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "probes/diagnostics.hpp"
 #include "telemetry/client.hpp"
-#include "chip_fixture.hpp"
+#include "tests/probes/chip_fixture.hpp"
 
 namespace npukit::probes {
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "profiler/schema.hpp"
-#include "prof_test_util.hpp"
+#include "profiler/store/schema.hpp"
+#include "tests/profiler/prof_test_util.hpp"
 
 namespace npukit::testing {
 

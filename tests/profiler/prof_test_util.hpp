@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "../daemon/daemon_util.hpp"
-#include "../golden_util.hpp"
+#include "tests/daemon_util.hpp"
+#include "tests/golden_util.hpp"
 
 namespace npukit::testing {
 

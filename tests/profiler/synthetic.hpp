@@ -5,8 +5,8 @@
 #include <map>
 #include <string>
 
-#include "profiler/event_mapper.hpp"
-#include "profiler/profile_writer.hpp"
+#include "profiler/record/event_mapper.hpp"
+#include "profiler/store/profile_writer.hpp"
 #include "telemetry/events.hpp"
 
 namespace npukit::testing {

@@ -1,7 +1,7 @@
 // npu-run end to end: the real binary, standalone and against a real daemon.
 #include <regex>
 
-#include "../daemon/daemon_util.hpp"
+#include "tests/daemon_util.hpp"
 
 namespace npukit::testing {
 namespace {

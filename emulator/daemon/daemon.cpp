@@ -1,0 +1,151 @@
+#include "emulator/daemon/daemon.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+
+#include "telemetry/naming.hpp"
+
+namespace npukit::emu {
+
+namespace tf = telemetry;
+using nlohmann::json;
+
+Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonOptions& options) {
+  NPUKIT_RETURN_IF_ERROR(tf::validate_node_name(options.node_name));
+  if (!(options.speed > 0 && options.speed <= 1000)) {
+    return InvalidArgument("speed must be in (0, 1000], got " + std::to_string(options.speed));
+  }
+  if (!(options.rate_hz > 0 && options.rate_hz <= 1000)) {
+    return InvalidArgument("publish rate must be in (0, 1000] Hz, got " + std::to_string(options.rate_hz));
+  }
+  std::unique_ptr<Daemon> d(new Daemon(options));
+  auto node = Node::create({.spec = options.spec, .seed = options.seed});
+  if (!node.ok()) return node.status();
+  d->node_ = std::move(*node);
+  tf::WriterOptions wo = writer_options_for(*d->node_, options.node_name);
+  wo.access = options.access;
+  wo.control_path = tf::control_socket_path(options.node_name);
+  auto writer = tf::Writer::create(wo);
+  if (!writer.ok()) return writer.status();
+  d->writer_ = std::move(*writer);
+  d->publisher_ = std::make_unique<Publisher>(*d->node_, *d->writer_);
+  d->publisher_->publish(options.speed, 0);  // readers see a complete node before the socket opens
+  tf::ControlServerOptions so;
+  so.node = options.node_name;
+  so.path = wo.control_path;
+  so.access = options.access;
+  Daemon* self = d.get();
+  auto server = tf::ControlServer::start(so, [self](const tf::Request& r) { return self->hand_over(r); });
+  if (!server.ok()) return server.status();
+  d->server_ = std::move(*server);
+  return d;
+}
+
+Daemon::~Daemon() {
+  if (server_) server_->stop();  // no request can arrive while the node goes away
+  jobs_.clear();
+  publisher_.reset();
+  writer_.reset();  // unlinks the segment
+}
+
+const std::string& Daemon::socket_path() const { return server_->path(); }
+
+void Daemon::request_stop() {
+  stop_ = true;
+  wake_.notify_all();
+}
+
+json Daemon::hand_over(const tf::Request& request) {
+  auto p = std::make_shared<Pending>();
+  p->request = request;
+  auto reply = p->reply.get_future();
+  {
+    std::lock_guard lock(mu_);
+    pending_.push_back(p);
+  }
+  wake_.notify_all();
+  if (reply.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    return tf::error_reply("the node did not answer within 20 s", "busy");
+  }
+  return reply.get();
+}
+
+void Daemon::serve_pending() {
+  std::deque<std::shared_ptr<Pending>> batch;
+  {
+    std::lock_guard lock(mu_);
+    batch.swap(pending_);
+  }
+  for (auto& p : batch) {
+    json reply;
+    try {
+      reply = execute(p->request);
+    } catch (const std::exception& e) {  // a malformed field type in a request
+      reply = tf::error_reply(std::string("invalid request: ") + e.what(), "invalid_argument");
+    }
+    p->reply.set_value(std::move(reply));
+  }
+}
+
+void Daemon::advance_time() {
+  auto wall = std::chrono::steady_clock::now() - wall_start_;
+  auto wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count();
+  auto target = virtual_start_ + static_cast<Nanos>(static_cast<double>(wall_ns) * options_.speed);
+  node_->scheduler().run_until(target);
+  auto after = std::chrono::steady_clock::now() - wall_start_;
+  auto behind = std::chrono::duration_cast<std::chrono::nanoseconds>(after).count() - wall_ns;
+  lag_ns_ = std::max<Nanos>(0, behind);
+}
+
+void Daemon::run() {
+  wall_start_ = std::chrono::steady_clock::now();
+  virtual_start_ = node_->now();
+  auto period = std::chrono::nanoseconds(static_cast<int64_t>(1e9 / options_.rate_hz));
+  auto next_publish = wall_start_ + period;
+  while (!stop_) {
+    serve_pending();
+    advance_time();
+    auto now = std::chrono::steady_clock::now();
+    if (now >= next_publish) {
+      publisher_->publish(options_.speed, lag_ns_);
+      forget_old_jobs();
+      next_publish += period;
+      if (next_publish <= now) next_publish = now + period;  // fell behind: do not burst
+    }
+    std::unique_lock lock(mu_);
+    wake_.wait_until(lock, next_publish, [this] { return stop_ || !pending_.empty(); });
+  }
+  serve_pending();  // answer what arrived with the stop (the "stop" request itself)
+}
+
+void Daemon::forget_old_jobs() {
+  constexpr std::size_t kKeepFinished = 64;
+  std::size_t finished = 0;
+  for (auto it = jobs_.rbegin(); it != jobs_.rend(); ++it) finished += it->second.state != "running";
+  for (auto it = jobs_.begin(); it != jobs_.end() && finished > kKeepFinished;) {
+    if (it->second.state != "running") {
+      it = jobs_.erase(it);
+      --finished;
+    } else {
+      ++it;
+    }
+  }
+}
+
+json Daemon::status_json() const {
+  int running = 0;
+  for (const auto& [id, j] : jobs_) running += j.state == "running";
+  return {{"ok", true},
+          {"node", options_.node_name},
+          {"spec", node_->spec().name},
+          {"devices", node_->device_count()},
+          {"pid", static_cast<int>(getpid())},
+          {"virtual_time_ns", node_->now()},
+          {"speed", options_.speed},
+          {"lag_ns", lag_ns_},
+          {"jobs_running", running},
+          {"jobs", jobs_.size()}};
+}
+
+}  // namespace npukit::emu

@@ -1,0 +1,104 @@
+// The npu-emud daemon: hosts one emulated node in paced mode, publishes it on the telemetry bus
+// and serves control requests (submit programs, list/cancel jobs, inject/clear faults, reset,
+// set power limit, stop, and `reference`: what a healthy device of the node achieves, for the
+// diagnostics). A job's status carries its `findings` (what memtest ops found, program_runner.hpp).
+//
+// Threads: the node thread (run()) owns the Node, the Publisher and every job; the control
+// server's thread only hands requests over (a queue) and waits for the node thread's reply, so
+// nothing of the emulator is ever touched from two threads. Virtual time follows wall time x
+// speed: the node thread advances the scheduler to the wall-mapped time, publishes at `rate_hz`,
+// and sleeps until the next publish or the next request. Lag (virtual time falling behind) is
+// published as npu_node_lag_ns.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "emulator/runtime/node.hpp"
+#include "emulator/runtime/program_runner.hpp"
+#include "emulator/daemon/publisher.hpp"
+#include "telemetry/control.hpp"
+#include "telemetry/writer.hpp"
+
+namespace npukit::emu {
+
+struct DaemonOptions {
+  std::string node_name = "npukit";
+  std::string spec = "8x910B2";
+  double speed = 1.0;
+  double rate_hz = 10.0;
+  uint64_t seed = 0;
+  telemetry::Access access;
+};
+
+// One submitted program and what is known about its progress.
+struct Job {
+  int id = 0;
+  std::string name;
+  uint32_t pid = 0;
+  std::string state = "running";  // running, done, failed, cancelled
+  std::string error;
+  int64_t steps_total = 0;
+  std::vector<double> step_ms;    // rank 0's step times, in virtual ms
+  Nanos started_ns = 0;
+  Nanos finished_ns = 0;
+  uint64_t peak_reserved_bytes = 0;
+  std::unique_ptr<ProgramRunner> runner;
+};
+
+class Daemon {
+ public:
+  static Result<std::unique_ptr<Daemon>> create(const DaemonOptions& options);
+  ~Daemon();
+
+  // Runs the node until stop is requested (a "stop" request, or request_stop()).
+  void run();
+  // Thread-safe; wakes run().
+  void request_stop();
+
+  const std::string& socket_path() const;
+  const Node& node() const { return *node_; }
+
+ private:
+  struct Pending {
+    telemetry::Request request;
+    std::promise<nlohmann::json> reply;
+  };
+
+  explicit Daemon(DaemonOptions options) : options_(std::move(options)) {}
+  nlohmann::json hand_over(const telemetry::Request& request);  // control thread
+  void serve_pending();                                         // node thread
+  nlohmann::json execute(const telemetry::Request& request);    // node thread
+  nlohmann::json submit(const telemetry::Request& request);
+  nlohmann::json job_json(const Job& job, std::size_t since_step) const;
+  nlohmann::json device_request(const telemetry::Request& request);
+  nlohmann::json status_json() const;
+  nlohmann::json reference_json() const;
+  void advance_time();
+  void forget_old_jobs();
+
+  DaemonOptions options_;
+  std::unique_ptr<Node> node_;
+  std::unique_ptr<telemetry::Writer> writer_;
+  std::unique_ptr<Publisher> publisher_;
+  std::unique_ptr<telemetry::ControlServer> server_;
+  std::map<int, Job> jobs_;
+  int next_job_ = 1;
+
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::deque<std::shared_ptr<Pending>> pending_;
+  std::atomic<bool> stop_{false};
+  std::chrono::steady_clock::time_point wall_start_;
+  Nanos virtual_start_ = 0;
+  Nanos lag_ns_ = 0;
+};
+
+}  // namespace npukit::emu

@@ -1,0 +1,186 @@
+// The daemon's control requests, executed on the node thread (daemon.hpp).
+#include <fstream>
+
+#include "emulator/daemon/daemon.hpp"
+
+namespace npukit::emu {
+
+namespace tf = telemetry;
+using nlohmann::json;
+
+namespace {
+
+json status_reply(const Status& s, std::string_view code = "invalid_argument") {
+  return s.ok() ? json{{"ok", true}} : tf::error_reply(s.message(), code);
+}
+
+// The process name of `pid` as the kernel knows it ("" when gone).
+std::string process_name_of(int pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+  std::string name;
+  std::getline(in, name);
+  return name;
+}
+
+Result<int> device_of(const json& body, int devices) {
+  if (!body.contains("device") || !body["device"].is_number_integer()) {
+    return InvalidArgument("missing integer \"device\"");
+  }
+  int d = body["device"].get<int>();
+  if (d < 0 || d >= devices) {
+    return InvalidArgument("invalid device id " + std::to_string(d) + " (this node has devices 0-" +
+                           std::to_string(devices - 1) + ")");
+  }
+  return d;
+}
+
+}  // namespace
+
+json Daemon::execute(const tf::Request& request) {
+  const std::string& op = request.op;
+  const json& body = request.body;
+  if (op == "status") return status_json();
+  if (op == "reference") return reference_json();
+  if (op == "submit") return submit(request);
+  if (op == "list_jobs") {
+    json list = json::array();
+    for (const auto& [id, job] : jobs_) list.push_back(job_json(job, job.step_ms.size()));
+    return {{"ok", true}, {"jobs", list}};
+  }
+  if (op == "job_status" || op == "cancel") {
+    int id = body.value("job", 0);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return tf::error_reply("no job " + std::to_string(id) + " on this node", "not_found");
+    if (op == "cancel" && it->second.state == "running") it->second.runner->cancel();
+    return {{"ok", true}, {"job", job_json(it->second, body.value("since_step", std::size_t{0}))}};
+  }
+  if (op == "inject" || op == "clear" || op == "reset" || op == "set" || op == "clear_ecc") {
+    return device_request(request);
+  }
+  if (op == "stop") {
+    request_stop();
+    return {{"ok", true}, {"stopping", true}};
+  }
+  return tf::error_reply("unknown op '" + op + "'", "unknown_op");
+}
+
+json Daemon::submit(const tf::Request& request) {
+  if (!request.body.contains("program")) return tf::error_reply("submit needs a \"program\"", "invalid_argument");
+  auto program = tf::parse_program(request.body["program"]);
+  if (!program.ok()) return tf::error_reply(program.status().message(), "invalid_argument");
+  if (program->pid == 0) program->pid = static_cast<uint32_t>(request.peer.pid);
+  if (program->process_name.empty()) program->process_name = process_name_of(request.peer.pid);
+  Job job;
+  job.id = next_job_++;
+  job.name = program->name;
+  job.pid = program->pid;
+  job.steps_total = program->repeat;
+  job.started_ns = node_->now();
+  auto runner = ProgramRunner::create(*node_, std::move(*program));
+  if (!runner.ok()) return tf::error_reply(runner.status().message(), "invalid_program");
+  job.runner = std::move(*runner);
+  int id = job.id;
+  auto [it, inserted] = jobs_.emplace(id, std::move(job));
+  Job& j = it->second;
+  publisher_->record(tf::EventType::kJobStarted, -1, j.name, {static_cast<uint64_t>(id), j.pid, 0, 0});
+  j.runner->start(
+      [this, id](const StepReport& s) {
+        Job& job = jobs_[id];
+        if (s.rank == 0) job.step_ms.push_back(static_cast<double>(s.end - s.start) / 1e6);
+        int device = job.runner->program().ranks[s.rank].device;
+        publisher_->record_at(tf::EventType::kStep, device, s.start, job.name,
+                              {static_cast<uint64_t>(id), static_cast<uint64_t>(s.step),
+                               static_cast<uint64_t>(s.end - s.start), job.pid});
+      },
+      [this, id](const Status& s) {
+        Job& done = jobs_[id];
+        done.finished_ns = node_->now();
+        done.peak_reserved_bytes = done.runner->peak_reserved_bytes();
+        done.state = s.ok() ? "done" : s.message() == "cancelled" ? "cancelled" : "failed";
+        done.error = s.ok() ? "" : s.message();
+        publisher_->record(tf::EventType::kJobFinished, -1, done.name,
+                           {static_cast<uint64_t>(id), s.ok() ? 0u : static_cast<uint64_t>(s.code()), 0, 0},
+                           done.error);
+      });
+  return {{"ok", true}, {"job", id}};
+}
+
+json Daemon::job_json(const Job& job, std::size_t since_step) const {
+  json steps = json::array();
+  for (std::size_t i = std::min(since_step, job.step_ms.size()); i < job.step_ms.size(); ++i) {
+    steps.push_back(job.step_ms[i]);
+  }
+  json j = {{"id", job.id},
+            {"name", job.name},
+            {"pid", job.pid},
+            {"state", job.state},
+            {"steps_done", job.step_ms.size()},
+            {"steps_total", job.steps_total},
+            {"step_ms", steps},
+            {"first_step", std::min(since_step, job.step_ms.size())},
+            {"virtual_ms", static_cast<double>((job.finished_ns ? job.finished_ns : node_->now()) - job.started_ns) / 1e6},
+            {"peak_reserved_bytes", job.runner ? std::max(job.peak_reserved_bytes, job.runner->peak_reserved_bytes())
+                                               : job.peak_reserved_bytes}};
+  if (!job.error.empty()) j["error"] = job.error;
+  json findings = json::array();
+  if (job.runner) {
+    for (const Finding& f : job.runner->findings()) {
+      findings.push_back({{"rank", f.rank}, {"device", f.device}, {"kind", f.kind}, {"offset", f.offset},
+                          {"wrote", f.wrote}, {"read", f.read}, {"text", f.text}});
+    }
+  }
+  j["findings"] = std::move(findings);
+  return j;
+}
+
+// What a healthy device of this node achieves (diagnostics compare against it, as DCGM compares
+// against per-SKU targets): the datasheet peak times the calibrated efficiency, at the maximum
+// clock. Bandwidths are bytes/s as the bus counts them (HBM: bytes read plus bytes written).
+json Daemon::reference_json() const {
+  const NodeSpec& node = node_->spec();
+  const DeviceSpec& d = node.device_spec;
+  return {{"ok", true},
+          {"spec", node.name},
+          {"device", d.name},
+          {"matmul_fp16_flops", d.cube_peak.fp16 * d.efficiency.cube},
+          {"hbm_bytes_per_s", d.hbm.bandwidth_bps * d.efficiency.hbm},
+          {"pcie_bytes_per_s", d.pcie.bandwidth_bps * d.efficiency.pcie},
+          {"link_efficiency", node.link_efficiency}};
+}
+
+json Daemon::device_request(const tf::Request& request) {
+  const json& body = request.body;
+  auto d = device_of(body, node_->device_count());
+  if (!d.ok()) return tf::error_reply(d.status().message(), "invalid_argument");
+  const std::string& op = request.op;
+  if (op == "inject") {
+    auto kind = parse_fault(body.value("fault", std::string()));
+    if (!kind.ok()) return tf::error_reply(kind.status().message(), "invalid_argument");
+    Status s = node_->inject_fault(*d, *kind);
+    if (s.ok()) publisher_->record(tf::EventType::kFaultInjected, *d, fault_name(*kind));
+    return status_reply(s);
+  }
+  if (op == "clear") {
+    Status s = node_->clear_faults(*d);
+    if (s.ok()) publisher_->record(tf::EventType::kFaultCleared, *d, "all");
+    return status_reply(s);
+  }
+  if (op == "reset") return status_reply(node_->reset_device(*d));
+  if (op == "clear_ecc") {
+    node_->device(*d).health().clear_ecc();
+    return {{"ok", true}};
+  }
+  // set
+  if (body.contains("power_limit_w")) {
+    if (!body["power_limit_w"].is_number()) return tf::error_reply("power_limit_w must be a number", "invalid_argument");
+    return status_reply(node_->set_power_limit(*d, body["power_limit_w"].get<double>()));
+  }
+  if (body.contains("ecc_enable")) {
+    if (!body["ecc_enable"].is_boolean()) return tf::error_reply("ecc_enable must be true or false", "invalid_argument");
+    node_->device(*d).health().ecc().enabled = body["ecc_enable"].get<bool>();
+    return {{"ok", true}};
+  }
+  return tf::error_reply("set needs power_limit_w or ecc_enable", "invalid_argument");
+}
+
+}  // namespace npukit::emu

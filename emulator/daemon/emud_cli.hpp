@@ -1,0 +1,26 @@
+// The npu-emud sub-commands (the executable's logic; main only parses arguments).
+// Exit codes: 0 ok; 1 the node is not running or is stale; 2 usage error;
+// 3 the node could not start or refused the request; 4 permission denied.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "emulator/daemon/daemon.hpp"
+
+namespace npukit::emu::emud {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitNotRunning = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitFailed = 3;
+inline constexpr int kExitPermission = 4;
+
+int start(const DaemonOptions& options, bool foreground);
+int stop(const std::string& node);
+int status(const std::string& node, bool json);
+// Sends one device request ({"op": op, "device": d, ...extra}) and reports the reply.
+int device_request(const std::string& node, const std::string& op, int device, nlohmann::json extra);
+
+}  // namespace npukit::emu::emud

@@ -1,0 +1,103 @@
+// npu-emud: the emulated NPU node daemon. See emud_cli.hpp for the exit codes.
+#include <CLI/CLI.hpp>
+
+#include "emulator/daemon/emud_cli.hpp"
+#include "telemetry/naming.hpp"
+
+namespace emud = npukit::emu::emud;
+
+namespace {
+
+// Everything the command line can set.
+struct Args {
+  npukit::emu::DaemonOptions options;
+  bool foreground = false;
+  bool as_json = false;
+  int device = 0;
+  std::string fault;
+  double power_limit = 0;
+  std::string ecc;
+};
+
+struct Commands {
+  CLI::App* start;
+  CLI::App* stop;
+  CLI::App* status;
+  CLI::App* inject;
+  CLI::App* clear;
+  CLI::App* reset;
+  CLI::App* set;
+};
+
+CLI::App* add_command(CLI::App& app, Args& a, const char* name, const char* help) {
+  CLI::App* c = app.add_subcommand(name, help);
+  c->add_option("--node-name,--node", a.options.node_name, "node name (default $NPU_NODE or npukit)");
+  return c;
+}
+
+// start, stop, status: the node as a whole.
+void add_node_commands(CLI::App& app, Args& a, Commands& c) {
+  auto& o = a.options;
+  c.start = add_command(app, a, "start", "start a node (returns once it is ready)");
+  c.start->add_option("--spec", o.spec, "node spec: 8x910B2, 8x910B3, 8x910, 4x310P3 or a JSON path")->capture_default_str();
+  c.start->add_option("--speed", o.speed, "virtual seconds per wall second")->capture_default_str();
+  c.start->add_option("--rate", o.rate_hz, "telemetry publish rate, Hz")->capture_default_str();
+  c.start->add_option("--seed", o.seed, "seed of the emulated timing jitter")->capture_default_str();
+  c.start->add_flag("--foreground", a.foreground, "do not daemonize");
+  c.stop = add_command(app, a, "stop", "stop a node");
+  c.status = add_command(app, a, "status", "is the node up? (exit 1 when absent or stale)");
+  c.status->add_flag("--json", a.as_json, "print the daemon's status reply as JSON");
+}
+
+// inject, clear, reset, set: one device.
+void add_device_commands(CLI::App& app, Args& a, Commands& c) {
+  auto device_command = [&](const char* name, const char* help) {
+    CLI::App* d = add_command(app, a, name, help);
+    d->add_option("--device,-d", a.device, "device id")->required();
+    return d;
+  };
+  c.inject = device_command("inject", "inject a fault into a device");
+  c.inject->add_option("--fault,-f", a.fault,
+                       "over-temperature, hbm-double-bit, ecc-storm, aicore-hang, link-down, device-lost")->required();
+  c.clear = device_command("clear", "clear a device's faults (a hang or a lost device needs reset)");
+  c.reset = device_command("reset", "reset a device");
+  c.set = device_command("set", "set a device's power limit or ECC mode");
+  c.set->add_option("--power-limit", a.power_limit, "power limit, W (0 < W <= TDP)");
+  c.set->add_option("--ecc", a.ecc, "on or off")->check(CLI::IsMember({"on", "off"}));
+}
+
+int dispatch(const Commands& c, const Args& a) {
+  const std::string& node = a.options.node_name;
+  if (*c.start) return emud::start(a.options, a.foreground);
+  if (*c.stop) return emud::stop(node);
+  if (*c.status) return emud::status(node, a.as_json);
+  if (*c.inject) return emud::device_request(node, "inject", a.device, {{"fault", a.fault}});
+  if (*c.clear) return emud::device_request(node, "clear", a.device, nlohmann::json::object());
+  if (*c.reset) return emud::device_request(node, "reset", a.device, nlohmann::json::object());
+  nlohmann::json extra = nlohmann::json::object();
+  if (c.set->count("--power-limit")) extra["power_limit_w"] = a.power_limit;
+  if (!a.ecc.empty()) extra["ecc_enable"] = a.ecc == "on";
+  if (extra.empty()) {
+    std::fprintf(stderr, "npu-emud: set needs --power-limit or --ecc\n");
+    return emud::kExitUsage;
+  }
+  return emud::device_request(node, "set", a.device, extra);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"npu-emud: run an emulated NPU node and control it"};
+  app.require_subcommand(1);
+  Args args;
+  args.options.node_name = npukit::telemetry::node_name_from_env();
+  Commands commands{};
+  add_node_commands(app, args, commands);
+  add_device_commands(app, args, commands);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : emud::kExitUsage;
+  }
+  return dispatch(commands, args);
+}

@@ -1,0 +1,308 @@
+#include "emulator/daemon/publisher.hpp"
+
+#include <map>
+
+#include "emulator/kernels/op_descriptor.hpp"
+#include "emulator/runtime/runtime.hpp"
+
+namespace npukit::emu {
+
+namespace tf = telemetry;
+
+namespace {
+
+// The version npu-smi prints in its banner for emulated nodes.
+constexpr const char* kToolVersion = "23.0.2.1";
+
+std::string link_kind(LinkKind k) {
+  switch (k) {
+    case LinkKind::kHccs: return "hccs";
+    case LinkKind::kPcie: return "pcie";
+    case LinkKind::kInterGroup: return "sys";
+  }
+  return "pcie";
+}
+
+}  // namespace
+
+std::vector<int> published_links(const Node& node) {
+  std::vector<int> ids;
+  for (const Link& l : node.fabric().links()) {
+    if (l.src >= 0 || l.dst >= 0) ids.push_back(l.id);
+  }
+  return ids;
+}
+
+tf::WriterOptions writer_options_for(const Node& node, const std::string& node_name) {
+  const NodeSpec& spec = node.spec();
+  const DeviceSpec& d = spec.device_spec;
+  tf::WriterOptions o;
+  o.node = node_name;
+  o.node_info.node_spec = spec.name;
+  o.node_info.topology = spec.topology;
+  o.node_info.driver_version = d.driver_version;
+  o.node_info.tool_version = kToolVersion;
+  o.node_info.card_count = spec.cards;
+  for (int i = 0; i < node.device_count(); ++i) {
+    tf::DeviceInfo info;
+    info.npu_id = i / d.chips_per_card;
+    info.chip_id = i % d.chips_per_card;
+    info.logic_id = i;
+    info.phy_id = i;
+    info.aicore_count = d.aicore_count;
+    info.aicpu_count = d.aicpu_count;
+    info.name = d.chip_name;
+    info.chip_name = d.chip_name;
+    info.chip_type = d.chip_type;
+    info.bus_id = node.device(i).bus_id();
+    info.serial_number = "NPUKIT" + spec.name.substr(0, 6) + std::to_string(1000 + i);
+    info.firmware_version = d.firmware_version;
+    info.smi_layout = d.smi_layout;
+    o.devices.push_back(std::move(info));
+  }
+  for (int id : published_links(node)) {
+    const Link& l = node.fabric().links()[id];
+    tf::LinkInfo info;
+    info.device_a = l.src >= 0 ? l.src : l.dst;  // the bus wants a device first; -1 = the host
+    info.device_b = l.src >= 0 ? l.dst : -1;
+    info.kind = link_kind(l.kind);
+    info.peak_bytes_per_s = l.bandwidth_bps;
+    o.links.push_back(std::move(info));
+  }
+  return o;
+}
+
+Publisher::Publisher(Node& node, tf::Writer& writer)
+    : node_(node),
+      writer_(writer),
+      last_health_(node.device_count(), 0),
+      last_throttle_(node.device_count(), 0),
+      links_(published_links(node)),
+      bus_links_(node.fabric().links().size(), -1),
+      has_hccs_(static_cast<std::size_t>(node.device_count()), false) {
+  for (std::size_t i = 0; i < links_.size(); ++i) bus_links_[static_cast<std::size_t>(links_[i])] = static_cast<int>(i);
+  for (const Link& l : node.fabric().links()) {
+    if (l.kind == LinkKind::kHccs && l.src >= 0) has_hccs_[static_cast<std::size_t>(l.src)] = true;
+  }
+  node_.engine().add_observer(this);
+  node_.events().add(this);
+}
+
+Publisher::~Publisher() {
+  node_.events().remove(this);
+  node_.engine().remove_observer(this);
+}
+
+uint32_t Publisher::intern(const std::string& s) {
+  auto id = writer_.intern(s);
+  return id.ok() ? *id : 0;
+}
+
+void Publisher::record(tf::EventType type, int device, const std::string& name,
+                       std::array<uint64_t, 4> words, const std::string& aux) {
+  record_at(type, device, node_.now(), name, words, aux);
+}
+
+void Publisher::record_at(tf::EventType type, int device, Nanos ts, const std::string& name,
+                          std::array<uint64_t, 4> words, const std::string& aux) {
+  tf::Event e;
+  e.type = type;
+  e.device = device;
+  e.ts_ns = static_cast<uint64_t>(ts);
+  e.name_id = name.empty() ? 0 : intern(name);
+  e.aux_id = aux.empty() ? 0 : intern(aux);
+  e.words = words;
+  writer_.record(e);
+}
+
+uint32_t Publisher::descriptor_string(uint32_t descriptor) {
+  auto it = descriptor_ids_.find(descriptor);
+  if (it != descriptor_ids_.end()) return it->second;
+  OpDescriptor d = op_descriptor(descriptor);
+  uint32_t id = intern(d.op + "|" + d.shapes + "|" + d.dtypes);
+  descriptor_ids_.emplace(descriptor, id);
+  return id;
+}
+
+void Publisher::on_task_enqueued(const TaskRecord& r) {
+  tf::Event e;
+  e.type = tf::EventType::kLaunch;
+  e.device = r.device;
+  e.ts_ns = static_cast<uint64_t>(r.enqueued);
+  if (r.kind == TaskKind::kKernel) e.name_id = intern(op_descriptor(r.descriptor).op);
+  else if (r.kind == TaskKind::kMemcpy) e.name_id = intern("memcpy");
+  else if (r.label != nullptr) e.name_id = intern(r.label);
+  e.words = {r.id, tf::pack_stream_pid(r.stream, r.pid), 0, 0};
+  writer_.record(e);
+}
+
+void Publisher::on_task_end(const TaskRecord& r) {
+  tf::Event e;
+  e.device = r.device;
+  e.ts_ns = static_cast<uint64_t>(r.start);
+  uint64_t duration = static_cast<uint64_t>(r.end - r.start);
+  uint64_t stream_pid = tf::pack_stream_pid(r.stream, r.pid);
+  switch (r.kind) {
+    case TaskKind::kKernel:
+      e.type = tf::EventType::kKernel;
+      e.name_id = intern(r.kernel->name);
+      e.aux_id = descriptor_string(r.descriptor);
+      e.words = {duration, stream_pid, 0,
+                 static_cast<uint64_t>(r.unit) | r.id << 8 | static_cast<uint64_t>(std::min(r.cores, 255u)) << 56};
+      e.set_f64(2, r.flops);
+      break;
+    case TaskKind::kMemcpy:
+      e.type = tf::EventType::kMemcpy;
+      e.words = {duration, r.bytes, static_cast<uint64_t>(r.copy) | r.id << 8, stream_pid};
+      break;
+    case TaskKind::kCollective:
+      e.type = tf::EventType::kCollective;
+      e.name_id = r.label ? intern(r.label) : 0;
+      e.words = {duration, r.bytes, r.id, stream_pid};
+      break;
+    default: return;
+  }
+  writer_.record(e);
+}
+
+void Publisher::on_memory(const MemoryRecord& r) {
+  record_at(r.alloc ? tf::EventType::kAlloc : tf::EventType::kFree, r.device, r.at, "",
+            {r.bytes, r.address, r.pid, r.allocated_after});
+}
+
+void Publisher::on_link_state(const LinkStateRecord& r) {
+  int bus = bus_links_[static_cast<std::size_t>(r.link)];
+  if (bus < 0) return;  // the 8x910's shared inter-mesh link never goes down, nor is it published
+  record_at(tf::EventType::kLinkStateChanged, r.device, r.at, "",
+            {static_cast<uint64_t>(bus), r.up ? 1u : 0u, 0, 0});
+}
+
+void Publisher::on_ecc(const EccRecord& r) {
+  record_at(tf::EventType::kEccError, r.device, r.at, "",
+            {r.double_bit ? 2u : 1u, r.errors, r.isolated_pages, r.total_after});
+}
+
+void Publisher::publish(double speed, Nanos lag_ns) {
+  node_.physics().sample();
+  {
+    auto u = writer_.update_node();
+    u.set(tf::fid::kNodeVirtualTimeNs, static_cast<uint64_t>(node_.now()));
+    u.set(tf::fid::kNodeLagNs, static_cast<uint64_t>(lag_ns));
+    u.set(tf::fid::kNodeSpeedRatio, speed);
+  }
+  for (int d = 0; d < node_.device_count(); ++d) publish_device(d);
+  publish_links();
+  publish_processes();
+  writer_.heartbeat();
+}
+
+namespace {
+
+double pct(double fraction) { return fraction * 100.0; }
+
+// Utilizations over the physics window and the monotonic activity totals.
+void set_activity(tf::Writer::Update& u, const Device& dev, bool has_hccs) {
+  const DeviceSpec& spec = dev.spec();
+  const DeviceSensors& s = dev.sensors();
+  const DeviceCounters& c = dev.counters();
+  u.set(tf::fid::kAicoreUtil, pct(s.aicore_util)).set(tf::fid::kCubeUtil, pct(s.cube_util));
+  u.set(tf::fid::kVectorUtil, pct(s.vector_util)).set(tf::fid::kAicpuUtil, pct(s.aicpu_util));
+  u.set(tf::fid::kNpuUtil, pct(s.aicore_util)).set(tf::fid::kHbmBandwidthUtil, pct(s.hbm_bw_util));
+  u.set(tf::fid::kPcieBandwidthUtil, pct(s.pcie_bw_util));
+  if (has_hccs) u.set(tf::fid::kHccsBandwidthUtil, pct(s.hccs_bw_util));
+  else u.set_status(tf::fid::kHccsBandwidthUtil, tf::SampleStatus::kNotSupported);
+  u.set(tf::fid::kAicoreBusyNs, static_cast<uint64_t>(c.aicore_busy_core_ns / spec.aicore_count));
+  u.set(tf::fid::kCubeBusyNs, static_cast<uint64_t>(c.cube_busy_core_ns / spec.aicore_count));
+  u.set(tf::fid::kVectorBusyNs, static_cast<uint64_t>(c.vector_busy_core_ns / spec.aicore_count));
+  u.set(tf::fid::kAicpuBusyNs, static_cast<uint64_t>(c.aicpu_busy_core_ns / spec.aicpu_count));
+  u.set(tf::fid::kFlopsTotal, c.flops_total).set(tf::fid::kHbmBytesTotal, c.hbm_bytes_total);
+  u.set(tf::fid::kPcieTxBytesTotal, c.pcie_d2h_bytes_total).set(tf::fid::kPcieRxBytesTotal, c.pcie_h2d_bytes_total);
+  u.set(tf::fid::kKernelsTotal, c.kernels_total).set(tf::fid::kAicpuKernelsTotal, c.aicpu_kernels_total);
+  u.set(tf::fid::kCopiesTotal, c.copies_total);
+}
+
+// Power, temperatures (none from a lost device), clocks and memory.
+void set_sensors(tf::Writer::Update& u, const Device& dev) {
+  const DeviceSpec& spec = dev.spec();
+  const DeviceSensors& s = dev.sensors();
+  if (dev.health().lost()) {
+    for (auto f : {tf::fid::kPowerWatts, tf::fid::kTemperatureCelsius, tf::fid::kHbmTemperatureCelsius}) {
+      u.set_status(f, tf::SampleStatus::kNotSupported);
+    }
+  } else {
+    u.set(tf::fid::kPowerWatts, s.power_w).set(tf::fid::kTemperatureCelsius, s.temperature_c);
+    u.set(tf::fid::kHbmTemperatureCelsius, s.hbm_temperature_c);
+  }
+  u.set(tf::fid::kPowerLimitWatts, s.power_limit_w).set(tf::fid::kEnergyJoulesTotal, dev.counters().energy_j);
+  u.set_status(tf::fid::kVoltageVolts, tf::SampleStatus::kNotSupported);
+  u.set(tf::fid::kAicoreClockMhz, static_cast<uint64_t>(dev.clock_mhz()));
+  u.set(tf::fid::kAicoreClockMaxMhz, static_cast<uint64_t>(spec.aicore_clock.max_mhz));
+  u.set(tf::fid::kHbmClockMhz, static_cast<uint64_t>(spec.hbm.clock_mhz));
+  bool hbm = spec.smi_layout == "hbm";
+  u.set(hbm ? tf::fid::kHbmUsedBytes : tf::fid::kDdrUsedBytes, dev.memory().used_bytes());
+  u.set(hbm ? tf::fid::kHbmTotalBytes : tf::fid::kDdrTotalBytes, dev.memory().total_bytes());
+  u.set_status(hbm ? tf::fid::kDdrUsedBytes : tf::fid::kHbmUsedBytes, tf::SampleStatus::kNotSupported);
+  u.set_status(hbm ? tf::fid::kDdrTotalBytes : tf::fid::kHbmTotalBytes, tf::SampleStatus::kNotSupported);
+  u.set(tf::fid::kHugepagesUsedPages, uint64_t{0}).set(tf::fid::kHugepagesTotalPages, uint64_t{0});
+}
+
+// Health, throttling and ECC.
+void set_health(tf::Writer::Update& u, const Device& dev, uint64_t health, uint64_t code) {
+  const EccCounters& ecc = dev.health().ecc();
+  u.set(tf::fid::kHealth, health).set(tf::fid::kErrorCode, code);
+  u.set(tf::fid::kThrottleReasons, static_cast<uint64_t>(dev.sensors().throttle_reasons));
+  u.set(tf::fid::kEccEnabled, uint64_t{ecc.enabled ? 1u : 0u});
+  u.set(tf::fid::kEccSingleBitVolatile, ecc.single_bit_volatile).set(tf::fid::kEccDoubleBitVolatile, ecc.double_bit_volatile);
+  u.set(tf::fid::kEccSingleBitTotal, ecc.single_bit_aggregate).set(tf::fid::kEccDoubleBitTotal, ecc.double_bit_aggregate);
+  u.set(tf::fid::kEccSingleBitIsolatedPages, ecc.isolated_pages_single);
+  u.set(tf::fid::kEccDoubleBitIsolatedPages, ecc.isolated_pages_double);
+}
+
+}  // namespace
+
+void Publisher::publish_device(int d) {
+  Device& dev = node_.device(d);
+  const DeviceSensors& s = dev.sensors();
+  auto health = static_cast<uint64_t>(dev.health_state());
+  uint64_t code = dev.health().error_code(s.temperature_c, dev.thermal_limits());
+  auto u = writer_.update_device(d);
+  set_activity(u, dev, has_hccs_[static_cast<std::size_t>(d)]);
+  set_sensors(u, dev);
+  set_health(u, dev, health, code);
+  u.set(tf::fid::kProcessCount, static_cast<uint64_t>(dev.memory().usage_by_pid().size()));
+  u.commit();
+  if (health != last_health_[d]) {
+    record(tf::EventType::kHealthChanged, d, "", {last_health_[d], health, code, 0});
+    last_health_[d] = health;
+  }
+  if (s.throttle_reasons != last_throttle_[d]) {
+    record(tf::EventType::kThrottleChanged, d, "",
+           {last_throttle_[d], s.throttle_reasons, static_cast<uint64_t>(dev.clock_mhz()), 0});
+    last_throttle_[d] = s.throttle_reasons;
+  }
+}
+
+void Publisher::publish_links() {
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const Link& l = node_.fabric().links()[links_[i]];
+    auto u = writer_.update_link(static_cast<int>(i));
+    u.set(tf::fid::kLinkTxBytesTotal, l.bytes_total);
+    u.set(tf::fid::kLinkUp, uint64_t{l.up ? 1u : 0u});
+    u.set(tf::fid::kLinkBandwidthUtil, node_.physics().link_util(links_[i]) * 100.0);
+  }
+}
+
+void Publisher::publish_processes() {
+  std::map<std::pair<uint32_t, int>, std::string> names;
+  for (const auto& ctx : node_.contexts()) names[{ctx->pid(), ctx->device()}] = ctx->process_name();
+  std::vector<tf::ProcessInfo> table;
+  for (int d = 0; d < node_.device_count(); ++d) {
+    for (const auto& [pid, bytes] : node_.device(d).memory().usage_by_pid()) {
+      auto it = names.find({pid, d});
+      table.push_back({static_cast<int32_t>(pid), d, bytes, it == names.end() ? "" : it->second});
+    }
+  }
+  (void)writer_.set_processes(table);
+}
+
+}  // namespace npukit::emu

@@ -1,0 +1,65 @@
+// Publishes an emulated node to the telemetry bus: every device's fields (utilization, power,
+// temperature, clocks, memory, health, ECC, counters), every link (counters, state, bandwidth
+// utilization), the process table, and events (each finished kernel, copy and collective; HBM
+// allocs and frees, link state changes, ECC errors; health, throttle and fault changes).
+//
+// The emulator never prints; this is how its state leaves the process. The daemon calls
+// publish() at its publishing rate; task events are recorded as tasks finish (the Publisher is a
+// TaskObserver) and node events as they happen (a NodeObserver), each with its virtual time.
+// Payload words: the table in telemetry/events.cpp. Same thread as the node.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "emulator/runtime/node.hpp"
+#include "telemetry/writer.hpp"
+
+namespace npukit::emu {
+
+// The fabric links the bus carries: every link with a device at one end, in fabric order (the
+// shared link between the 8x910's two meshes has none and is not published).
+std::vector<int> published_links(const Node& node);
+// The writer options (identity of the node, its devices and links) for `node`.
+telemetry::WriterOptions writer_options_for(const Node& node, const std::string& node_name);
+
+class Publisher final : public TaskObserver, public NodeObserver {
+ public:
+  Publisher(Node& node, telemetry::Writer& writer);
+  ~Publisher() override;
+
+  // Samples physics, then publishes node, device and link fields, the process table and any
+  // health/throttle changes since the last call, and beats the heartbeat.
+  void publish(double speed, Nanos lag_ns);
+  void on_task_end(const TaskRecord& r) override;
+  void on_task_enqueued(const TaskRecord& r) override;
+  void on_memory(const MemoryRecord& r) override;
+  void on_link_state(const LinkStateRecord& r) override;
+  void on_ecc(const EccRecord& r) override;
+  // Records a marker-like event with a name (job started/finished, faults).
+  void record(telemetry::EventType type, int device, const std::string& name,
+              std::array<uint64_t, 4> words = {}, const std::string& aux = "");
+  // The same with an explicit timestamp (virtual ns).
+  void record_at(telemetry::EventType type, int device, Nanos ts, const std::string& name,
+                 std::array<uint64_t, 4> words = {}, const std::string& aux = "");
+
+ private:
+  void publish_device(int d);
+  void publish_links();
+  void publish_processes();
+  uint32_t intern(const std::string& s);
+  // The bus string id of an op descriptor's "<op>|<shapes>|<dtypes>" (cached).
+  uint32_t descriptor_string(uint32_t descriptor);
+
+  Node& node_;
+  telemetry::Writer& writer_;
+  std::vector<uint64_t> last_health_;
+  std::vector<uint64_t> last_throttle_;
+  std::vector<int> links_;      // bus link index -> fabric link id
+  std::vector<int> bus_links_;  // fabric link id -> bus link index, -1 when not published
+  std::vector<bool> has_hccs_;  // by device: it has outgoing HCCS links
+  std::unordered_map<uint32_t, uint32_t> descriptor_ids_;
+};
+
+}  // namespace npukit::emu

@@ -1,0 +1,154 @@
+// One emulated chip: its spec, the resources tasks occupy (AI cores, AI CPUs, copy engines), its
+// memory, its clock and its monotonic counters (the source of every utilization figure).
+//
+// Counters are totals since the node started; consumers derive rates from deltas. Owned by the
+// Node and touched only from the node's thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "emulator/device/cost_model.hpp"
+#include "emulator/device/memory.hpp"
+#include "emulator/device/health.hpp"
+#include "emulator/device/spec.hpp"
+
+namespace npukit::emu {
+
+struct DeviceCounters {
+  // Busy time summed over cores, integrated continuously (exact at any instant, also mid-task).
+  Nanos aicore_busy_core_ns = 0;  // cube + vector kernels
+  Nanos cube_busy_core_ns = 0;
+  Nanos vector_busy_core_ns = 0;
+  Nanos aicpu_busy_core_ns = 0;
+  double hbm_bytes_flow = 0;   // HBM bytes moved so far, spread evenly over each task's run
+  double pcie_bytes_flow = 0;  // PCIe bytes (both directions) likewise
+  double energy_j = 0;         // integrated by the physics model
+  double flops_total = 0;          // arithmetic done by kernels
+  uint64_t hbm_bytes_total = 0;    // HBM traffic of kernels and D2D copies
+  uint64_t pcie_h2d_bytes_total = 0;
+  uint64_t pcie_d2h_bytes_total = 0;
+  uint64_t kernels_total = 0;
+  uint64_t aicpu_kernels_total = 0;
+  uint64_t copies_total = 0;
+  uint64_t collectives_total = 0;
+};
+
+// What a running task occupies, for continuous accounting.
+struct Activity {
+  Unit unit = Unit::kVector;
+  uint32_t cores = 0;            // AI cores or AI CPUs (0 for copies)
+  double hbm_bytes_per_ns = 0;
+  double pcie_bytes_per_ns = 0;
+};
+
+// The latest physics sample (physics.cpp writes it every tick).
+struct DeviceSensors {
+  double power_w = 0;
+  double temperature_c = 0;
+  double hbm_temperature_c = 0;
+  double ambient_c = 0;
+  double power_limit_w = 0;
+  uint32_t throttle_reasons = 0;  // ThrottleReason bits
+  // Utilizations over the sliding window, fractions in [0, 1].
+  double aicore_util = 0;
+  double cube_util = 0;
+  double vector_util = 0;
+  double aicpu_util = 0;
+  double hbm_bw_util = 0;
+  double pcie_bw_util = 0;
+  double hccs_bw_util = 0;  // over the device's outgoing HCCS links (physics.hpp); 0 without any
+};
+
+namespace throttle_reason {
+inline constexpr uint32_t kThermal = 1;
+inline constexpr uint32_t kPowerLimit = 2;
+}  // namespace throttle_reason
+
+// Small deterministic generator (SplitMix64) for duration jitter: cheap enough for the hot path.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(uint64_t seed) : state_(seed) {}
+  uint64_t next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }  // [0, 1)
+
+ private:
+  uint64_t state_;
+};
+
+class Device {
+ public:
+  Device(int id, const DeviceSpec& spec, std::string bus_id, bool functional, uint64_t seed);
+
+  int id() const { return id_; }
+  const DeviceSpec& spec() const { return *spec_; }
+  const std::string& bus_id() const { return bus_id_; }
+  DeviceMemory& memory() { return memory_; }
+  const DeviceMemory& memory() const { return memory_; }
+  DeviceCounters& counters() { return counters_; }
+  const DeviceCounters& counters() const { return counters_; }
+  DeviceSensors& sensors() { return sensors_; }
+  const DeviceSensors& sensors() const { return sensors_; }
+  DeviceHealth& health() { return health_; }
+  const DeviceHealth& health() const { return health_; }
+  ThermalLimits thermal_limits() const { return {spec_->thermal.throttle_c, spec_->thermal.shutdown_c}; }
+  Health health_state() const { return health_.health(sensors_.temperature_c, thermal_limits()); }
+
+  // Continuous accounting of running work: begin/end bracket each task; account() integrates
+  // busy time and traffic up to `now` (called on every change and before every sample).
+  void begin(const Activity& a, Nanos now);
+  void end(const Activity& a, Nanos now);
+  void account(Nanos now);
+
+  // The AI-core clock; DVFS lowers it. Compute time scales with max / current.
+  int clock_mhz() const { return clock_mhz_; }
+  void set_clock_mhz(int mhz);
+  double clock_ratio() const {
+    return static_cast<double>(clock_mhz_) / spec_->aicore_clock.max_mhz;
+  }
+
+  // Resource pools. acquire_* return false (and take nothing) when not enough is free.
+  int free_aicores() const { return free_aicores_; }
+  int free_aicpus() const { return free_aicpus_; }
+  bool acquire_cores(Unit unit, uint32_t n);
+  void release_cores(Unit unit, uint32_t n);
+  bool copy_engine_busy(CopyKind k) const { return copy_busy_[static_cast<int>(k)]; }
+  void set_copy_engine_busy(CopyKind k, bool busy) { copy_busy_[static_cast<int>(k)] = busy; }
+
+  // Streams whose head task waits for cores or a copy engine, in arrival order.
+  std::vector<uint32_t>& waiting_streams() { return waiting_; }
+
+  // Multiplies a duration by (1 + jitter * t), t triangular on [-1, 1]; jitter 0 keeps it exact.
+  Nanos jittered(Nanos d, double jitter);
+
+ private:
+  int id_;
+  const DeviceSpec* spec_;
+  std::string bus_id_;
+  DeviceMemory memory_;
+  DeviceCounters counters_;
+  int clock_mhz_;
+  int free_aicores_;
+  int free_aicpus_;
+  std::array<bool, 3> copy_busy_{};
+  std::vector<uint32_t> waiting_;
+  SplitMix64 rng_;
+  DeviceSensors sensors_;
+  DeviceHealth health_;
+  // Currently running work.
+  uint32_t running_cube_ = 0;
+  uint32_t running_vector_ = 0;
+  uint32_t running_aicpu_ = 0;
+  double running_hbm_rate_ = 0;
+  double running_pcie_rate_ = 0;
+  Nanos accounted_to_ = 0;
+};
+
+}  // namespace npukit::emu

@@ -1,0 +1,138 @@
+#include "emulator/device/health.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace npukit::emu {
+
+namespace {
+
+constexpr uint64_t kSingleBitStormThreshold = 1000;
+
+struct FaultName {
+  FaultKind kind;
+  const char* name;
+};
+constexpr std::array<FaultName, 6> kFaultNames{{
+    {FaultKind::kOverTemperature, "over-temperature"},
+    {FaultKind::kHbmDoubleBit, "hbm-double-bit"},
+    {FaultKind::kEccStorm, "ecc-storm"},
+    {FaultKind::kAicoreHang, "aicore-hang"},
+    {FaultKind::kLinkDown, "link-down"},
+    {FaultKind::kDeviceLost, "device-lost"},
+}};
+
+}  // namespace
+
+const char* health_name(Health h) {
+  switch (h) {
+    case Health::kOk: return "OK";
+    case Health::kWarning: return "Warning";
+    case Health::kAlarm: return "Alarm";
+    case Health::kCritical: return "Critical";
+    case Health::kUnknown: return "UNKNOWN";
+  }
+  return "UNKNOWN";
+}
+
+const char* fault_name(FaultKind k) {
+  for (const auto& f : kFaultNames) {
+    if (f.kind == k) return f.name;
+  }
+  return "?";
+}
+
+Result<FaultKind> parse_fault(std::string_view name) {
+  for (const auto& f : kFaultNames) {
+    if (name == f.name) return f.kind;
+  }
+  std::string known;
+  for (const auto& f : kFaultNames) known += std::string(known.empty() ? "" : ", ") + f.name;
+  return InvalidArgument("unknown fault '" + std::string(name) + "' (expected one of: " + known + ")");
+}
+
+const std::vector<FaultKind>& all_faults() {
+  static const std::vector<FaultKind> kinds = [] {
+    std::vector<FaultKind> v;
+    for (const auto& f : kFaultNames) v.push_back(f.kind);
+    return v;
+  }();
+  return kinds;
+}
+
+void DeviceHealth::inject(FaultKind kind) {
+  active_ |= 1u << static_cast<int>(kind);
+  if (kind == FaultKind::kHbmDoubleBit) add_double_bit_error();
+}
+
+void DeviceHealth::clear() {
+  for (FaultKind k : {FaultKind::kOverTemperature, FaultKind::kEccStorm, FaultKind::kLinkDown,
+                      FaultKind::kHbmDoubleBit}) {
+    active_ &= ~(1u << static_cast<int>(k));
+  }
+  ecc_.single_bit_volatile = 0;
+  ecc_.double_bit_volatile = 0;
+}
+
+void DeviceHealth::clear_ecc() {
+  ecc_.single_bit_volatile = 0;
+  ecc_.double_bit_volatile = 0;
+}
+
+void DeviceHealth::reset() {
+  retired_pages_.insert(retired_pages_.end(), bad_pages_.begin(), bad_pages_.end());
+  bad_pages_.clear();
+  active_ = 0;
+  timeouts_ = 0;
+  ecc_.single_bit_volatile = 0;
+  ecc_.double_bit_volatile = 0;
+}
+
+void DeviceHealth::add_single_bit_errors(uint64_t n) {
+  if (!ecc_.enabled) return;
+  ecc_.single_bit_volatile += n;
+  ecc_.single_bit_aggregate += n;
+}
+
+void DeviceHealth::add_double_bit_error() {
+  ecc_.double_bit_volatile += 1;
+  ecc_.double_bit_aggregate += 1;
+  ecc_.isolated_pages_double += 1;
+}
+
+std::vector<Alarm> DeviceHealth::alarms(double t, const ThermalLimits& limits) const {
+  std::vector<Alarm> out;
+  if (lost()) out.push_back({error_code::kDeviceLost, Health::kUnknown, "device lost"});
+  if (hung() || timeouts_ > 0) {
+    out.push_back({error_code::kAicoreTimeout, Health::kCritical, "AI Core task timeout"});
+  }
+  if (t >= limits.shutdown_c) {
+    out.push_back({error_code::kTemperatureShutdown, Health::kCritical, "temperature at shutdown point"});
+  } else if (t >= limits.shutdown_c - 5) {
+    out.push_back({error_code::kTemperatureCritical, Health::kAlarm, "temperature near shutdown point"});
+  } else if (t >= limits.throttle_c) {
+    out.push_back({error_code::kTemperatureHigh, Health::kWarning, "temperature above throttle point"});
+  }
+  if (ecc_.double_bit_volatile > 0) {
+    out.push_back({error_code::kEccDoubleBit, Health::kAlarm, "uncorrectable HBM ECC error, page isolated"});
+  }
+  if (links_down()) out.push_back({error_code::kLinkDown, Health::kAlarm, "HCCS link down"});
+  if (ecc_.single_bit_volatile >= kSingleBitStormThreshold) {
+    out.push_back({error_code::kEccSingleBitStorm, Health::kWarning, "single-bit ECC error storm"});
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Alarm& a, const Alarm& b) { return a.severity > b.severity; });
+  return out;
+}
+
+Health DeviceHealth::health(double t, const ThermalLimits& limits) const {
+  auto a = alarms(t, limits);
+  return a.empty() ? Health::kOk : a.front().severity;
+}
+
+uint32_t DeviceHealth::error_code(double t, const ThermalLimits& limits) const {
+  auto a = alarms(t, limits);
+  return a.empty() ? 0 : a.front().code;
+}
+
+}  // namespace npukit::emu

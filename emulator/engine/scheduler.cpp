@@ -1,0 +1,99 @@
+#include "emulator/engine/scheduler.hpp"
+
+#include <algorithm>
+#include <thread>
+
+namespace npukit::emu {
+
+uint32_t Scheduler::add_handler(Handler handler) {
+  handlers_.push_back(std::move(handler));
+  return static_cast<uint32_t>(handlers_.size() - 1);
+}
+
+void Scheduler::push(Nanos at, uint32_t kind, uint32_t a, uint64_t b, bool background) {
+  queue_.push(SimEvent{std::max(at, now_), seq_++, kind, a, b, background});
+  if (!background) ++foreground_;
+}
+
+void Scheduler::post(Nanos at, uint32_t kind, uint32_t a, uint64_t b) {
+  push(at, kind, a, b, false);
+}
+
+void Scheduler::post_background(Nanos at, uint32_t kind, uint32_t a, uint64_t b) {
+  push(at, kind, a, b, true);
+}
+
+void Scheduler::post_callback(Nanos at, std::function<void()> fn, bool background) {
+  if (callback_kind_ == UINT32_MAX) {
+    callback_kind_ = add_handler([this](const SimEvent& e) { handle_callback(e); });
+  }
+  uint32_t slot;
+  if (free_callbacks_.empty()) {
+    slot = static_cast<uint32_t>(callbacks_.size());
+    callbacks_.push_back(std::move(fn));
+  } else {
+    slot = free_callbacks_.back();
+    free_callbacks_.pop_back();
+    callbacks_[slot] = std::move(fn);
+  }
+  push(at, callback_kind_, slot, 0, background);
+}
+
+void Scheduler::handle_callback(const SimEvent& e) {
+  auto fn = std::move(callbacks_[e.a]);
+  callbacks_[e.a] = nullptr;
+  free_callbacks_.push_back(e.a);
+  fn();
+}
+
+bool Scheduler::step() {
+  if (queue_.empty()) return false;
+  SimEvent e = queue_.top();
+  if (mode_ == TimeMode::kPaced) wait_for_wall(e.time);
+  queue_.pop();
+  if (!e.background) --foreground_;
+  now_ = e.time;
+  ++processed_;
+  handlers_[e.kind](e);
+  return true;
+}
+
+void Scheduler::run_until(Nanos t) {
+  while (!queue_.empty() && queue_.top().time <= t) step();
+  if (t > now_) {
+    if (mode_ == TimeMode::kPaced) wait_for_wall(t);
+    now_ = t;
+  }
+}
+
+bool Scheduler::run_while(const std::function<bool()>& keep_going) {
+  while (keep_going()) {
+    if (foreground_ == 0 || !step()) return true;
+  }
+  return false;
+}
+
+void Scheduler::set_fast() { mode_ = TimeMode::kFast; }
+
+void Scheduler::set_paced(double speed) {
+  mode_ = TimeMode::kPaced;
+  speed_ = speed > 0 ? speed : 1.0;
+  wall_origin_ = std::chrono::steady_clock::now();
+  virtual_origin_ = now_;
+}
+
+void Scheduler::wait_for_wall(Nanos virtual_time) {
+  auto wall_offset = std::chrono::nanoseconds(
+      static_cast<int64_t>(static_cast<double>(virtual_time - virtual_origin_) / speed_));
+  std::this_thread::sleep_until(wall_origin_ + wall_offset);
+}
+
+Nanos Scheduler::lag_ns() const {
+  if (mode_ != TimeMode::kPaced) return 0;
+  auto wall = std::chrono::steady_clock::now() - wall_origin_;
+  auto wanted = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count());
+  auto reached = static_cast<double>(now_ - virtual_origin_) / speed_;
+  return std::max<Nanos>(0, static_cast<Nanos>(wanted - reached));
+}
+
+}  // namespace npukit::emu

@@ -1,0 +1,95 @@
+// The discrete-event scheduler: virtual time in integer nanoseconds.
+//
+// Events are small PODs (time, sequence, kind, two payload words) in a binary heap; each kind has
+// one handler registered up front, so the hot path allocates nothing. Ties in time are broken by
+// posting order, which makes a run deterministic: the same inputs and seed give the same
+// timeline. Time never goes backwards.
+//
+// Background events (periodic physics and publishing ticks) run like any other event but do not
+// keep the node busy: run_while() and idle() only count foreground events, so "run until the
+// work is done" ends even though the ticks reschedule themselves forever.
+//
+// Pacing: in fast mode events run as fast as the CPU allows; in paced mode the scheduler sleeps
+// so that virtual time follows wall time multiplied by a speed factor, and reports how far it
+// lags behind (self-telemetry). Not thread-safe: one thread drives a scheduler.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+#include "emulator/device/spec.hpp"
+
+namespace npukit::emu {
+
+struct SimEvent {
+  Nanos time = 0;
+  uint64_t seq = 0;
+  uint32_t kind = 0;
+  uint32_t a = 0;
+  uint64_t b = 0;
+  bool background = false;
+};
+
+enum class TimeMode { kFast, kPaced };
+
+class Scheduler {
+ public:
+  using Handler = std::function<void(const SimEvent&)>;
+
+  // Registers a handler and returns the event kind that reaches it.
+  uint32_t add_handler(Handler handler);
+  // Schedules an event of `kind` at absolute time `at` (clamped to now()).
+  void post(Nanos at, uint32_t kind, uint32_t a = 0, uint64_t b = 0);
+  void post_background(Nanos at, uint32_t kind, uint32_t a = 0, uint64_t b = 0);
+  // Schedules a one-off callback (timers, fault timelines); slower than post().
+  void post_callback(Nanos at, std::function<void()> fn, bool background = false);
+
+  Nanos now() const { return now_; }
+  bool idle() const { return foreground_ == 0; }
+  std::size_t pending() const { return queue_.size(); }
+  uint64_t events_processed() const { return processed_; }
+
+  // Runs the earliest event; false when there is none.
+  bool step();
+  // Runs every event due at or before `t`, then advances now() to `t`.
+  void run_until(Nanos t);
+  // Runs events while `keep_going()` holds and foreground events remain; returns keep_going()'s
+  // final value (true means the foreground work ran dry with the condition still unmet).
+  bool run_while(const std::function<bool()>& keep_going);
+
+  void set_fast();
+  void set_paced(double speed);  // virtual ns per wall ns; 1.0 = real time
+  TimeMode mode() const { return mode_; }
+  double speed() const { return speed_; }
+  // How far virtual time is behind where pacing wants it, in wall ns (0 in fast mode).
+  Nanos lag_ns() const;
+
+ private:
+  struct Later {
+    bool operator()(const SimEvent& x, const SimEvent& y) const {
+      return x.time != y.time ? x.time > y.time : x.seq > y.seq;
+    }
+  };
+  void push(Nanos at, uint32_t kind, uint32_t a, uint64_t b, bool background);
+  void wait_for_wall(Nanos virtual_time);
+  void handle_callback(const SimEvent& e);
+
+  std::priority_queue<SimEvent, std::vector<SimEvent>, Later> queue_;
+  std::vector<Handler> handlers_;
+  std::vector<std::function<void()>> callbacks_;
+  std::vector<uint32_t> free_callbacks_;
+  uint32_t callback_kind_ = UINT32_MAX;
+  Nanos now_ = 0;
+  uint64_t seq_ = 0;
+  uint64_t processed_ = 0;
+  std::size_t foreground_ = 0;
+  TimeMode mode_ = TimeMode::kFast;
+  double speed_ = 1.0;
+  std::chrono::steady_clock::time_point wall_origin_;
+  Nanos virtual_origin_ = 0;
+};
+
+}  // namespace npukit::emu

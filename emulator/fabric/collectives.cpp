@@ -1,0 +1,201 @@
+#include "emulator/fabric/collectives.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace npukit::emu {
+
+CollectiveHub::CollectiveHub(Engine& engine, Scheduler& scheduler, std::vector<Device>& devices,
+                             Fabric& fabric)
+    : engine_(engine), scheduler_(scheduler), devices_(devices), fabric_(fabric) {
+  engine_.set_collective_sink(this);
+}
+
+Result<CommId> CollectiveHub::create_communicator(std::string name, std::vector<int> devices,
+                                                  CollectiveAlgo algo) {
+  if (devices.empty()) return InvalidArgument("communicator '" + name + "' needs at least one rank");
+  std::vector<int> sorted = devices;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    return InvalidArgument("communicator '" + name + "': a device may hold only one rank");
+  }
+  Comm c;
+  c.name = std::move(name);
+  c.next_seq.assign(devices.size(), 0);
+  c.devices = std::move(devices);
+  c.algo = algo;
+  comms_.push_back(std::move(c));
+  return static_cast<CommId>(comms_.size() - 1);
+}
+
+int CollectiveHub::rank_of(CommId comm, int device) const {
+  const auto& d = comms_[comm].devices;
+  auto it = std::find(d.begin(), d.end(), device);
+  return it == d.end() ? -1 : static_cast<int>(it - d.begin());
+}
+
+CollectiveAlgo CollectiveHub::resolved_algo(CommId comm) const {
+  const Comm& c = comms_[comm];
+  if (c.algo != CollectiveAlgo::kAuto) return c.algo;
+  for (int a : c.devices) {
+    for (int b : c.devices) {
+      if (a != b && fabric_.relation(a, b) != "HCCS") return CollectiveAlgo::kRing;
+    }
+  }
+  return CollectiveAlgo::kMesh;
+}
+
+Result<uint32_t> CollectiveHub::add_call(const CollectiveCall& call) {
+  if (call.comm >= comms_.size()) return InvalidArgument("invalid communicator " + std::to_string(call.comm));
+  Comm& c = comms_[call.comm];
+  int n = static_cast<int>(c.devices.size());
+  bool p2p = call.op == CollectiveOp::kSend || call.op == CollectiveOp::kRecv;
+  bool rooted = call.op == CollectiveOp::kBroadcast;
+  if ((p2p || rooted) && (call.root_or_peer < 0 || call.root_or_peer >= n || (p2p && call.root_or_peer == call.rank))) {
+    return InvalidArgument(std::string(collective_name(call.op)) + " on communicator '" + c.name +
+                           "': invalid " + (p2p ? "peer " : "root ") + std::to_string(call.root_or_peer) +
+                           " (ranks 0-" + std::to_string(n - 1) + ")");
+  }
+  uint64_t seq;
+  if (p2p) {
+    auto pair = call.op == CollectiveOp::kSend ? std::make_pair(call.rank, call.root_or_peer)
+                                               : std::make_pair(call.root_or_peer, call.rank);
+    seq = c.p2p_seq[{pair.first * n + pair.second, call.op == CollectiveOp::kSend ? 0 : 1}]++;
+  } else {
+    seq = c.next_seq[call.rank]++;
+  }
+  calls_.push_back(call);
+  call_seq_.push_back(seq);
+  return static_cast<uint32_t>(calls_.size() - 1);
+}
+
+CollectiveHub::Key CollectiveHub::key_of(const CollectiveCall& c, uint64_t seq) const {
+  if (c.op == CollectiveOp::kSend) return {c.comm, 1, seq, c.rank, c.root_or_peer};
+  if (c.op == CollectiveOp::kRecv) return {c.comm, 1, seq, c.root_or_peer, c.rank};
+  return {c.comm, 0, seq, 0, 0};
+}
+
+const char* CollectiveHub::label(const Task& task) const { return collective_label(calls_[task.collective].op); }
+
+void CollectiveHub::arrive(uint32_t stream, const Task& task) {
+  const CollectiveCall& call = calls_[task.collective];
+  Key key = key_of(call, call_seq_[task.collective]);
+  auto& group = pending_[key];
+  group.push_back({stream, task.collective});
+  bool p2p = std::get<1>(key) == 1;
+  std::size_t needed = p2p ? 2 : comms_[call.comm].devices.size();
+  if (group.size() < needed) return;
+  std::vector<Arrival> ready = std::move(group);
+  pending_.erase(key);
+  std::sort(ready.begin(), ready.end(), [this](const Arrival& a, const Arrival& b) {
+    return calls_[a.call].op == calls_[b.call].op ? calls_[a.call].rank < calls_[b.call].rank
+                                                  : calls_[a.call].op == CollectiveOp::kSend;
+  });
+  execute(ready);
+}
+
+Status CollectiveHub::check_group(const std::vector<Arrival>& group) const {
+  const CollectiveCall& first = calls_[group[0].call];
+  for (const Arrival& a : group) {
+    const CollectiveCall& c = calls_[a.call];
+    bool p2p_pair = first.op == CollectiveOp::kSend && c.op == CollectiveOp::kRecv;
+    bool same = (c.op == first.op || p2p_pair) && c.count == first.count && c.dtype == first.dtype &&
+                (p2p_pair || (c.reduce == first.reduce && c.root_or_peer == first.root_or_peer));
+    if (!same) {
+      return InvalidArgument("HCCL error: mismatched collective on communicator '" + comms_[c.comm].name +
+                             "': rank " + std::to_string(first.rank) + " called " + collective_name(first.op) +
+                             " of " + std::to_string(first.count) + " " + dtype_name(first.dtype) +
+                             ", rank " + std::to_string(c.rank) + " called " + collective_name(c.op) +
+                             " of " + std::to_string(c.count) + " " + dtype_name(c.dtype));
+    }
+  }
+  return Status::Ok();
+}
+
+Status CollectiveHub::check_links(CommId comm, const Plan& plan) const {
+  const Comm& c = comms_[comm];
+  for (const auto& phase : plan) {
+    for (const Transfer& t : phase) {
+      int down = fabric_.down_link_on(c.devices[t.src], c.devices[t.dst]);
+      if (down >= 0) {
+        return Status(Code::kUnavailable, "HCCL error: " + fabric_.describe(down) +
+                                              " is down; collective on communicator '" + c.name +
+                                              "' failed (error code 0x80D18001)");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<Nanos> CollectiveHub::schedule(CommId comm, const Plan& plan, Nanos start) {
+  const Comm& c = comms_[comm];
+  int n = static_cast<int>(c.devices.size());
+  std::vector<Nanos> ready(n, start);
+  for (const auto& phase : plan) {
+    std::vector<Nanos> next = ready;
+    for (const Transfer& t : phase) {
+      int src = c.devices[t.src];
+      int dst = c.devices[t.dst];
+      Nanos end = fabric_.reserve(src, dst, t.bytes, ready[t.src]);
+      Nanos reduce = 0;
+      if (t.reduce) {
+        const DeviceSpec& spec = devices_[dst].spec();
+        reduce = static_cast<Nanos>(3.0 * static_cast<double>(t.bytes) /
+                                    (spec.hbm.bandwidth_bps * spec.efficiency.hbm) * 1e9);
+      }
+      next[t.src] = std::max(next[t.src], end);
+      next[t.dst] = std::max(next[t.dst], end + reduce);
+    }
+    ready = std::move(next);
+  }
+  return ready;
+}
+
+void CollectiveHub::execute(const std::vector<Arrival>& group) {
+  const CollectiveCall& first = calls_[group[0].call];
+  CommId comm = first.comm;
+  Comm& c = comms_[comm];
+  Nanos now = scheduler_.now();
+  Plan plan = plan_collective(first, static_cast<int>(c.devices.size()), resolved_algo(comm));
+  Status status = check_group(group);
+  if (status.ok()) status = check_links(comm, plan);
+  std::vector<Nanos> ends(c.devices.size(), now);
+  if (status.ok()) {
+    Nanos overhead = devices_[c.devices[first.rank]].spec().runtime.kernel_launch_ns;
+    fabric_.account(now);  // keeps the links' queues of unfinished transfers short
+    ends = schedule(comm, plan, now + overhead);
+    status = move_data(group);
+  }
+  for (const Arrival& a : group) {
+    const CollectiveCall& call = calls_[a.call];
+    engine_.finish_head(a.stream, ends[call.rank], status, Activity{});
+  }
+}
+
+Status CollectiveHub::move_data(const std::vector<Arrival>& group) {
+  const CollectiveCall& first = calls_[group[0].call];
+  const Comm& c = comms_[first.comm];
+  if (!devices_[c.devices[first.rank]].memory().backed()) return Status::Ok();
+  if (first.op == CollectiveOp::kSend) {  // group = {send, recv}
+    const CollectiveCall& recv = calls_[group[1].call];
+    uint64_t bytes = first.count * dtype_size(first.dtype);
+    std::byte* from = devices_[c.devices[first.rank]].memory().host_view(first.send, bytes);
+    std::byte* to = devices_[c.devices[recv.rank]].memory().host_view(recv.recv, bytes);
+    if (from == nullptr || to == nullptr) {
+      return InvalidArgument("HCCL error: Send/Recv of " + std::to_string(bytes) +
+                             " bytes: a buffer is not inside one allocation");
+    }
+    std::memcpy(to, from, bytes);
+    return Status::Ok();
+  }
+  std::vector<CollectiveCall> calls(group.size());
+  std::vector<DeviceMemory*> memory(group.size());
+  for (const Arrival& a : group) {
+    const CollectiveCall& call = calls_[a.call];
+    calls[call.rank] = call;
+    memory[call.rank] = &devices_[c.devices[call.rank]].memory();
+  }
+  return move_collective_data(calls, memory);
+}
+
+}  // namespace npukit::emu

@@ -1,0 +1,126 @@
+// HCCL-like collectives: communicators over ranks (one process context per rank, each on its own
+// device), AllReduce, AllGather, ReduceScatter, Broadcast, AlltoAll and Send/Recv.
+//
+// A collective is a task on each rank's stream, so computation on other streams overlaps with
+// it. It starts when every participant's stream has reached its call (the n-th collective call
+// of each rank on a communicator matches the n-th of the others; Send/Recv match per peer pair),
+// then runs as phases of point-to-point transfers over the Fabric:
+//   ring: 2(n-1) phases of S/n for AllReduce (n-1 reduce-scatter, n-1 all-gather), n-1 for
+//         AllGather/ReduceScatter; mesh: every rank talks to every peer at once (1 or 2 phases).
+//   A rank starts phase k when its phase k-1 sends and receives (plus the reduction of what it
+//   received, at 3 bytes of HBM traffic per byte) are done; link contention comes from the Fabric.
+// `auto` picks mesh when every pair of ranks has a direct HCCS link, ring otherwise.
+// In functional mode the data really moves and reductions are computed in rank order, so every
+// rank gets bit-identical results. A call on a down link fails on every rank with an HCCL error
+// naming the link (no rerouting). Owned by the Node; single-threaded.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "emulator/device/device.hpp"
+#include "emulator/engine/engine.hpp"
+#include "emulator/fabric/fabric.hpp"
+#include "emulator/kernels/tensor.hpp"
+
+namespace npukit::emu {
+
+enum class CollectiveOp : uint8_t { kAllReduce, kAllGather, kReduceScatter, kBroadcast, kAllToAll, kSend, kRecv };
+enum class ReduceOp : uint8_t { kSum, kProd, kMax, kMin };
+enum class CollectiveAlgo : uint8_t { kAuto, kRing, kMesh };
+
+const char* collective_name(CollectiveOp op);  // "AllReduce", ...
+Result<CollectiveOp> parse_collective_op(std::string_view name);
+const char* collective_label(CollectiveOp op);  // msprof opType: "hcom_allReduce_", ...
+const char* reduce_op_name(ReduceOp op);        // "sum", "prod", "max", "min"
+Result<ReduceOp> parse_reduce_op(std::string_view s);
+Result<CollectiveAlgo> parse_collective_algo(std::string_view s);  // "auto", "ring", "mesh"
+
+using CommId = uint32_t;
+
+// One rank's part of a collective. Counts follow NCCL: AllReduce/Broadcast/Send/Recv `count`
+// elements; AllGather sends `count` and receives n x count; ReduceScatter sends n x count and
+// receives `count`; AlltoAll sends and receives `count` per peer (n x count in all).
+struct CollectiveCall {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  ReduceOp reduce = ReduceOp::kSum;
+  DType dtype = DType::kFloat32;
+  uint64_t count = 0;
+  DevPtr send = 0;
+  DevPtr recv = 0;
+  int root_or_peer = 0;  // Broadcast root, Send/Recv peer rank
+  CommId comm = 0;
+  int rank = 0;
+};
+
+// One transfer of a plan: rank src sends `bytes` to rank dst, which reduces them if `reduce`.
+struct Transfer {
+  int src = 0;
+  int dst = 0;
+  uint64_t bytes = 0;
+  bool reduce = false;
+};
+using Plan = std::vector<std::vector<Transfer>>;  // phases
+
+// The phases of `call` over `n` ranks with the given algorithm (kRing or kMesh).
+Plan plan_collective(const CollectiveCall& call, int n, CollectiveAlgo algo);
+// Moves the data of a matched call in functional mode. `calls[r]` is rank r's part;
+// `memory[r]` its device memory.
+Status move_collective_data(const std::vector<CollectiveCall>& calls,
+                            const std::vector<DeviceMemory*>& memory);
+
+class CollectiveHub final : public CollectiveSink {
+ public:
+  CollectiveHub(Engine& engine, Scheduler& scheduler, std::vector<Device>& devices, Fabric& fabric);
+
+  // `devices[r]` is the device of rank r; each device at most once.
+  Result<CommId> create_communicator(std::string name, std::vector<int> devices, CollectiveAlgo algo);
+  std::size_t comm_count() const { return comms_.size(); }
+  const std::string& comm_name(CommId id) const { return comms_[id].name; }
+  int comm_size(CommId id) const { return static_cast<int>(comms_[id].devices.size()); }
+  // The rank of `device` in `comm`, or -1.
+  int rank_of(CommId comm, int device) const;
+  CollectiveAlgo resolved_algo(CommId comm) const;
+
+  // Registers one rank's call; returns the index to put in Task::collective.
+  Result<uint32_t> add_call(const CollectiveCall& call);
+
+  void arrive(uint32_t stream, const Task& task) override;
+  const char* label(const Task& task) const override;
+
+ private:
+  struct Comm {
+    std::string name;
+    std::vector<int> devices;
+    CollectiveAlgo algo = CollectiveAlgo::kAuto;
+    std::vector<uint64_t> next_seq;                  // per rank: collectives issued
+    std::map<std::pair<int, int>, uint64_t> p2p_seq;  // (from x n + to, 0 send / 1 recv): issued
+  };
+  struct Arrival {
+    uint32_t stream = 0;
+    uint32_t call = 0;
+  };
+  // key: comm, kind (0 collective, 1 p2p), sequence, (for p2p) low and high rank
+  using Key = std::tuple<CommId, int, uint64_t, int, int>;
+
+  Key key_of(const CollectiveCall& c, uint64_t seq) const;
+  void execute(const std::vector<Arrival>& group);
+  Status check_group(const std::vector<Arrival>& group) const;
+  Status check_links(CommId comm, const Plan& plan) const;
+  std::vector<Nanos> schedule(CommId comm, const Plan& plan, Nanos start);
+  Status move_data(const std::vector<Arrival>& group);
+
+  Engine& engine_;
+  Scheduler& scheduler_;
+  std::vector<Device>& devices_;
+  Fabric& fabric_;
+  std::vector<Comm> comms_;
+  std::vector<CollectiveCall> calls_;
+  std::vector<uint64_t> call_seq_;
+  std::map<Key, std::vector<Arrival>> pending_;
+};
+
+}  // namespace npukit::emu

@@ -1,0 +1,124 @@
+// An emulated node: N devices from a node spec, one virtual clock, one task engine, and the
+// per-process contexts (the ACL-like runtime) that drive them.
+//
+// Usage:
+//   auto node = Node::create({.spec = "8x910B2", .seed = 1});
+//   Context& ctx = *(*node)->create_context(/*device=*/0, /*pid=*/4242, "python3");
+//   ... ctx.malloc / launch / synchronize ...
+//
+// The node reports through observers: tasks to the engine's TaskObservers, allocations, link
+// state changes and ECC errors to its NodeObservers (node_events.hpp); the Publisher carries both
+// to the telemetry bus. It never prints. One thread drives a node; nothing here is thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "emulator/device/allocator.hpp"
+#include "emulator/fabric/collectives.hpp"
+#include "emulator/device/device.hpp"
+#include "emulator/engine/engine.hpp"
+#include "emulator/fabric/fabric.hpp"
+#include "emulator/device/health.hpp"
+#include "emulator/runtime/node_events.hpp"
+#include "emulator/runtime/physics.hpp"
+#include "emulator/engine/scheduler.hpp"
+#include "emulator/device/spec.hpp"
+
+namespace npukit::emu {
+
+class Context;
+
+struct NodeOptions {
+  std::string spec = "8x910B2";  // node catalog name or path
+  uint64_t seed = 0;
+  bool functional = false;        // back device memory and compute real results
+  double jitter = 0.005;          // relative spread of task durations
+  TimeMode mode = TimeMode::kFast;
+  double speed = 1.0;             // paced mode: virtual seconds per wall second
+  Nanos task_timeout_ns = 2'000'000'000;  // a task on a hung AI Core fails after this long
+  bool physics = true;            // run the power/thermal/DVFS model
+};
+
+// One entry of a fault timeline: at virtual time `at`, do `action` on `device`.
+struct FaultEvent {
+  enum class Action : uint8_t { kInject, kClear, kReset };
+  Nanos at = 0;
+  int device = 0;
+  Action action = Action::kInject;
+  FaultKind kind = FaultKind::kOverTemperature;  // for kInject
+};
+
+class Node {
+ public:
+  static Result<std::unique_ptr<Node>> create(const NodeOptions& options);
+  ~Node();
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  const NodeSpec& spec() const { return spec_; }
+  const NodeOptions& options() const { return options_; }
+  int device_count() const { return static_cast<int>(devices_.size()); }
+  Device& device(int id) { return devices_[id]; }
+  const Device& device(int id) const { return devices_[id]; }
+  Scheduler& scheduler() { return scheduler_; }
+  Engine& engine() { return *engine_; }
+  Fabric& fabric() { return *fabric_; }
+  const Fabric& fabric() const { return *fabric_; }
+  CollectiveHub& collectives() { return *collectives_; }
+  Physics& physics() { return *physics_; }
+  // Observers of allocations, link state changes and ECC errors (node_events.hpp).
+  NodeEvents& events() { return events_; }
+  Nanos now() const { return scheduler_.now(); }
+
+  // A process context on `device` (like aclrtSetDevice + aclrtCreateContext). InvalidArgument
+  // "invalid device id N (this node has devices 0-7)" for a bad id.
+  Result<Context*> create_context(int device, uint32_t pid, std::string process_name,
+                                  AllocatorPolicy policy = AllocatorPolicy::kCaching);
+  // Frees everything the context holds and forgets it.
+  void destroy_context(Context* ctx);
+  const std::vector<std::unique_ptr<Context>>& contexts() const { return contexts_; }
+
+  // Advances virtual time by `ns` of host-side blocking (the device keeps running meanwhile).
+  void host_wait(Nanos ns) { scheduler_.run_until(scheduler_.now() + ns); }
+  // Runs until no event is pending.
+  void run_until_idle() { scheduler_.run_while([] { return true; }); }
+
+  Status check_device(int device) const;
+
+  // A communicator over the devices of `ranks` (rank r = ranks[r]); each context issues its
+  // rank's calls (Context::all_reduce, ...).
+  Result<CommId> create_communicator(std::string name, const std::vector<Context*>& ranks,
+                                     CollectiveAlgo algo = CollectiveAlgo::kAuto);
+
+  // Faults (health.hpp). inject/clear/reset act now; schedule_faults() at virtual times.
+  // A device's HCCS links (PCIe links on a PCIe-only node) are down while a device at either end
+  // has an active link-down fault.
+  Status inject_fault(int device, FaultKind kind);
+  Status clear_faults(int device);
+  Status reset_device(int device);
+  Status schedule_faults(const std::vector<FaultEvent>& timeline);
+  // Lowers (or restores) a device's power limit; DVFS keeps power under it. Watts in (0, TDP].
+  Status set_power_limit(int device, double watts);
+
+ private:
+  Node(NodeSpec spec, NodeOptions options);
+  // Brings the links `device`'s faults act on to the state its and its peers' faults call for,
+  // reporting each change.
+  void refresh_links(int device);
+
+  NodeSpec spec_;
+  NodeOptions options_;
+  NodeEvents events_;
+  Scheduler scheduler_;
+  std::vector<Device> devices_;
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Fabric> fabric_;
+  std::unique_ptr<CollectiveHub> collectives_;
+  std::unique_ptr<Physics> physics_;
+  std::vector<std::unique_ptr<Context>> contexts_;
+};
+
+}  // namespace npukit::emu

@@ -1,0 +1,81 @@
+// Node-level happenings other than tasks (a TaskObserver sees those): device-memory allocations
+// and frees, link state changes and ECC errors. The Publisher turns them into bus events.
+//
+// Who reports what:
+//   memory     Context::malloc/free/allocate/deallocate, every successful call; a program
+//              runner frees the buffers a job still holds when it ends, so allocs and frees pair up
+//   link state Node::inject_fault/clear_faults/reset_device: one record per link whose state
+//              actually changed
+//   ECC        Node::inject_fault (hbm-double-bit: one record), Physics (ecc-storm: one record per
+//              device per tick that added errors, with the tick's count; never one per error)
+// Each record carries the virtual time it happened at. Observers are called synchronously on the
+// node's thread and must not call back into the node; they are not owned (remove one before it
+// dies). Nothing here is thread-safe.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "emulator/device/memory.hpp"
+#include "emulator/device/spec.hpp"
+
+namespace npukit::emu {
+
+struct MemoryRecord {
+  bool alloc = true;   // false: a free
+  int device = 0;
+  uint32_t pid = 0;
+  uint64_t bytes = 0;  // as the caller requested (a free: the freed allocation's request)
+  DevPtr address = 0;
+  uint64_t allocated_after = 0;  // the context's live requested bytes after the call
+  Nanos at = 0;
+};
+
+struct LinkStateRecord {
+  int link = 0;  // Fabric link id
+  bool up = true;
+  int device = 0;  // the device whose fault, clear or reset changed the link
+  Nanos at = 0;
+};
+
+struct EccRecord {
+  int device = 0;
+  bool double_bit = false;
+  uint64_t errors = 0;          // added by this happening
+  uint64_t isolated_pages = 0;  // added by this happening
+  uint64_t total_after = 0;     // the device's aggregate (lifetime) count of that kind after
+  Nanos at = 0;
+};
+
+class NodeObserver {
+ public:
+  virtual ~NodeObserver() = default;
+  virtual void on_memory(const MemoryRecord&) {}
+  virtual void on_link_state(const LinkStateRecord&) {}
+  virtual void on_ecc(const EccRecord&) {}
+};
+
+// The node's observer list and the calls that notify it.
+class NodeEvents {
+ public:
+  void add(NodeObserver* o) { observers_.push_back(o); }
+  void remove(NodeObserver* o) { std::erase(observers_, o); }
+  // True when nobody listens: reporters skip the work of building a record.
+  bool empty() const { return observers_.empty(); }
+
+  void memory(const MemoryRecord& r) const {
+    for (NodeObserver* o : observers_) o->on_memory(r);
+  }
+  void link_state(const LinkStateRecord& r) const {
+    for (NodeObserver* o : observers_) o->on_link_state(r);
+  }
+  void ecc(const EccRecord& r) const {
+    for (NodeObserver* o : observers_) o->on_ecc(r);
+  }
+
+ private:
+  std::vector<NodeObserver*> observers_;
+};
+
+}  // namespace npukit::emu

@@ -1,0 +1,389 @@
+#include "emulator/runtime/program_runner.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace npukit::emu {
+
+namespace {
+
+using telemetry::ProgramOp;
+using Kind = ProgramOp::Kind;
+
+Result<std::vector<TensorDesc>> parse_inputs(const nlohmann::json& inputs) {
+  std::vector<TensorDesc> out;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& in = inputs[i];
+    std::string where = "inputs[" + std::to_string(i) + "]";
+    if (!in.is_object() || !in.contains("shape") || !in["shape"].is_array()) {
+      return InvalidArgument(where + ": expected {\"shape\": [...], \"dtype\": \"...\"}");
+    }
+    TensorDesc d;
+    for (const auto& dim : in["shape"]) {
+      if (!dim.is_number_integer()) return InvalidArgument(where + ".shape: dims must be integers");
+      d.shape.push_back(dim.get<int64_t>());
+    }
+    auto dtype = parse_dtype(in.value("dtype", std::string("float16")));
+    if (!dtype.ok()) return InvalidArgument(where + ".dtype: " + dtype.status().message());
+    d.dtype = *dtype;
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+Attrs parse_attrs(const nlohmann::json& attrs) {
+  Attrs a;
+  for (const auto& [k, v] : attrs.items()) {
+    if (v.is_number_integer()) a.set(k, v.get<int64_t>());
+    else if (v.is_number()) a.set(k, v.get<double>());
+    else if (v.is_string()) a.set(k, v.get<std::string>());
+    else if (v.is_array()) a.set(k, v.get<std::vector<int64_t>>());
+  }
+  return a;
+}
+
+Result<CollectiveCall> parse_call(const ProgramOp& op) {
+  auto kind = parse_collective_op(op.name);
+  if (!kind.ok()) return kind.status();
+  auto dtype = parse_dtype(op.dtype);
+  if (!dtype.ok()) return dtype.status();
+  auto reduce = parse_reduce_op(op.reduce);
+  if (!reduce.ok()) return reduce.status();
+  CollectiveCall c;
+  c.op = *kind;
+  c.dtype = *dtype;
+  c.reduce = *reduce;
+  c.count = op.count;
+  c.root_or_peer = op.root_or_peer;
+  return c;
+}
+
+}  // namespace
+
+ProgramRunner::ProgramRunner(Node& node, telemetry::Program program)
+    : node_(node), program_(std::move(program)) {}
+
+ProgramRunner::~ProgramRunner() {
+  *alive_ = false;
+  release();
+}
+
+Result<std::unique_ptr<ProgramRunner>> ProgramRunner::create(Node& node, telemetry::Program program) {
+  std::unique_ptr<ProgramRunner> runner(new ProgramRunner(node, std::move(program)));
+  Status s = runner->set_up();
+  if (!s.ok()) return s;
+  return runner;
+}
+
+Status ProgramRunner::prepare_ops(int rank, const std::vector<ProgramOp>& ops, const char* phase,
+                                  std::map<std::size_t, Prepared>& out) {
+  Rank& r = ranks_[rank];
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const ProgramOp& op = ops[i];
+    std::string where = "rank " + std::to_string(rank) + " " + phase + "[" + std::to_string(i) + "]: ";
+    if (op.kind == Kind::kKernel) {
+      auto inputs = parse_inputs(op.inputs);
+      if (!inputs.ok()) return InvalidArgument(where + inputs.status().message());
+      auto k = r.ctx->prepare(op.name, *inputs, parse_attrs(op.attrs), op.block_dim);
+      if (!k.ok()) return k.status();  // the runtime's own message (NotFound, ShapeInferenceError)
+      out[i].kernel = std::move(*k);
+    } else if (op.kind == Kind::kCollective) {
+      auto call = parse_call(op);
+      if (!call.ok()) return InvalidArgument(where + call.status().message());
+      call->comm = comms_.at(op.comm);
+      out[i].call = *call;
+    }
+  }
+  return Status::Ok();
+}
+
+Status ProgramRunner::set_up() {
+  auto policy = parse_allocator_policy(program_.allocator);
+  if (!policy.ok()) return policy.status();
+  std::vector<Context*> contexts;
+  for (const auto& rp : program_.ranks) {
+    auto ctx = node_.create_context(rp.device, program_.pid, program_.process_name, *policy);
+    if (!ctx.ok()) return ctx.status();
+    Rank r;
+    r.ctx = *ctx;
+    for (int s = 0; s < rp.streams; ++s) {
+      r.streams.push_back(r.ctx->create_stream());
+      r.sync_events.push_back(r.ctx->create_event());
+    }
+    for (int e = 0; e < rp.events; ++e) r.events.push_back(r.ctx->create_event());
+    contexts.push_back(r.ctx);
+    ranks_.push_back(std::move(r));
+  }
+  NPUKIT_RETURN_IF_ERROR(set_up_comms(contexts));
+  NPUKIT_RETURN_IF_ERROR(schedule_faults());
+  for (std::size_t i = 0; i < ranks_.size(); ++i) {
+    int rank = static_cast<int>(i);
+    NPUKIT_RETURN_IF_ERROR(prepare_ops(rank, program_.ranks[i].setup, "setup", ranks_[i].setup_prepared));
+    NPUKIT_RETURN_IF_ERROR(prepare_ops(rank, program_.ranks[i].step, "step", ranks_[i].step_prepared));
+  }
+  return Status::Ok();
+}
+
+Status ProgramRunner::set_up_comms(const std::vector<Context*>& contexts) {
+  for (const auto& spec : program_.comms) {
+    auto algo = parse_collective_algo(spec.algo);
+    if (!algo.ok()) return algo.status();
+    std::vector<Context*> members;
+    if (spec.ranks.empty()) members = contexts;
+    for (int r : spec.ranks) {
+      if (r < 0 || r >= static_cast<int>(contexts.size())) {
+        return InvalidArgument("communicator '" + spec.name + "': rank " + std::to_string(r) + " does not exist");
+      }
+      members.push_back(contexts[r]);
+    }
+    auto comm = node_.create_communicator(spec.name, members, *algo);
+    if (!comm.ok()) return comm.status();
+    comms_.push_back(*comm);
+  }
+  return Status::Ok();
+}
+
+Status ProgramRunner::schedule_faults() {
+  std::vector<FaultEvent> timeline;
+  for (const auto& f : program_.faults) {
+    FaultEvent e;
+    e.at = node_.now() + f.at_ns;
+    e.device = f.device;
+    e.action = f.action == "inject" ? FaultEvent::Action::kInject
+             : f.action == "clear"  ? FaultEvent::Action::kClear
+                                    : FaultEvent::Action::kReset;
+    if (e.action == FaultEvent::Action::kInject) {
+      auto kind = parse_fault(f.fault);
+      if (!kind.ok()) return kind.status();
+      e.kind = *kind;
+    }
+    timeline.push_back(e);
+  }
+  return node_.schedule_faults(timeline);
+}
+
+void ProgramRunner::start(StepFn on_step, DoneFn on_done) {
+  on_step_ = std::move(on_step);
+  on_done_ = std::move(on_done);
+  for (std::size_t i = 0; i < ranks_.size(); ++i) {
+    ranks_[i].step_start = node_.now();
+    auto alive = alive_;
+    node_.scheduler().post_callback(node_.now(), [this, alive, i] {
+      if (*alive) resume(static_cast<int>(i));
+    });
+  }
+}
+
+void ProgramRunner::resume(int rank) {
+  Rank& r = ranks_[rank];
+  const auto& rp = program_.ranks[rank];
+  while (!finished_ && !r.done) {
+    const auto& ops = r.in_setup ? rp.setup : rp.step;
+    if (r.next_op >= ops.size()) {
+      if (!advance_phase(rank)) return;
+      continue;
+    }
+    std::size_t i = r.next_op++;
+    const auto& prepared = r.in_setup ? r.setup_prepared : r.step_prepared;
+    auto it = prepared.find(i);
+    if (execute(rank, ops[i], it == prepared.end() ? nullptr : &it->second) == Block::kWait) return;
+  }
+}
+
+// At the end of the setup or of a step body: sync, report the step, start the next one.
+// Returns false when the rank must wait (or is done).
+bool ProgramRunner::advance_phase(int rank) {
+  Rank& r = ranks_[rank];
+  if (!r.step_synced) {
+    r.step_synced = true;
+    sync(rank, -1);
+    return false;
+  }
+  r.step_synced = false;
+  for (StreamId s : r.streams) {
+    Status st = node_.engine().take_stream_error(s);
+    if (!st.ok()) {
+      fail(st);
+      return false;
+    }
+  }
+  if (r.in_setup) {
+    r.in_setup = false;
+  } else {
+    if (on_step_) on_step_({rank, r.step, r.step_start, node_.now()});
+    ++r.step;
+  }
+  r.next_op = 0;
+  r.step_start = node_.now();
+  if (r.step >= program_.repeat) {
+    r.done = true;
+    finish_if_done();
+    return false;
+  }
+  return true;
+}
+
+ProgramRunner::Block ProgramRunner::sync(int rank, int stream) {
+  Rank& r = ranks_[rank];
+  std::vector<int> which;
+  if (stream >= 0) which.push_back(stream);
+  else for (std::size_t s = 0; s < r.streams.size(); ++s) which.push_back(static_cast<int>(s));
+  r.pending_syncs = static_cast<int>(which.size());
+  for (int s : which) {
+    uint64_t target = node_.engine().enqueue_record(r.streams[s], r.sync_events[s]);
+    auto alive = alive_;
+    node_.engine().when_reached(r.sync_events[s], target, [this, alive, rank] {
+      if (*alive && --ranks_[rank].pending_syncs == 0) resume(rank);
+    });
+  }
+  return Block::kWait;
+}
+
+void ProgramRunner::delay(int rank, Nanos ns) {
+  auto alive = alive_;
+  node_.scheduler().post_callback(node_.now() + ns, [this, alive, rank] {
+    if (*alive) resume(rank);
+  });
+}
+
+ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const Prepared* prepared) {
+  Rank& r = ranks_[rank];
+  Context& ctx = *r.ctx;
+  StreamId s = op.stream >= 0 ? r.streams[op.stream] : 0;
+  Status st;
+  Nanos host_ns = 0;
+  switch (op.kind) {
+    case Kind::kAlloc: {
+      auto a = ctx.allocate(op.bytes);
+      if (!a.ok()) {
+        st = a.status();
+        break;
+      }
+      uint64_t used = node_.device(ctx.device()).memory().app_used_bytes();
+      r.buffers[op.buffer] = {a->ptr, used > op.bytes ? used - op.bytes : 0, op.bytes};
+      host_ns = a->host_ns;
+      break;
+    }
+    case Kind::kFree: {
+      auto it = r.buffers.find(op.buffer);
+      if (it == r.buffers.end()) {
+        st = InvalidArgument("rank " + std::to_string(rank) + ": free of unknown buffer '" + op.buffer + "'");
+        break;
+      }
+      auto a = ctx.deallocate(it->second.ptr);
+      r.buffers.erase(it);
+      if (!a.ok()) st = a.status();
+      else host_ns = a->host_ns;
+      break;
+    }
+    case Kind::kEmptyCache: host_ns = ctx.empty_cache_cost(); break;
+    case Kind::kKernel: st = ctx.enqueue(s, prepared->kernel); break;
+    case Kind::kMemcpy:
+      if (op.name == "H2D") st = ctx.memcpy_h2d(s, 0, nullptr, op.bytes);
+      else if (op.name == "D2H") st = ctx.memcpy_d2h(s, nullptr, 0, op.bytes);
+      else st = ctx.memcpy_d2d(s, 0, 0, op.bytes);
+      break;
+    case Kind::kRecord: st = ctx.record_event(s, r.events[op.event]); break;
+    case Kind::kWait: st = ctx.wait_event(s, r.events[op.event]); break;
+    case Kind::kCollective: st = ctx.collective(s, prepared->call); break;
+    case Kind::kHostDelay: host_ns = op.ns; break;
+    case Kind::kSync: return sync(rank, op.stream);
+    case Kind::kMemTest: st = memtest(rank, op); break;
+  }
+  if (!st.ok()) {
+    fail(st);
+    return Block::kWait;
+  }
+  if (host_ns > 0) {
+    delay(rank, host_ns);
+    return Block::kWait;
+  }
+  return Block::kNone;
+}
+
+// The patterns a memtest writes, in order (program.hpp: kMaxMemTestPatterns).
+constexpr uint64_t kMemTestPatterns[telemetry::kMaxMemTestPatterns] = {
+    0x0000000000000000ull, 0xFFFFFFFFFFFFFFFFull, 0x5555555555555555ull, 0xAAAAAAAAAAAAAAAAull,
+    0x0101010101010101ull, 0x8080808080808080ull, 0x3333333333333333ull, 0xCCCCCCCCCCCCCCCCull};
+
+// Each pattern pass writes the buffer and reads it back: on the stream it costs what a D2D copy
+// of the buffer costs (one read and one write of every byte). Pages of the buffer with a stuck
+// bit fail the first pattern that has a 1 there; they are reported as findings.
+Status ProgramRunner::memtest(int rank, const ProgramOp& op) {
+  Rank& r = ranks_[rank];
+  auto it = r.buffers.find(op.buffer);
+  if (it == r.buffers.end()) {
+    return InvalidArgument("rank " + std::to_string(rank) + ": memtest of unknown buffer '" + op.buffer + "'");
+  }
+  const Rank::Buffer& b = it->second;
+  for (uint64_t p = 0; p < op.count; ++p) {
+    NPUKIT_RETURN_IF_ERROR(r.ctx->memcpy_d2d(r.streams[op.stream], b.ptr, b.ptr, b.bytes));
+  }
+  int device = r.ctx->device();
+  for (const DeviceHealth::BadPage& page : node_.device(device).health().bad_pages()) {
+    if (page.offset + kHbmPageBytes <= b.phys || page.offset >= b.phys + b.bytes) continue;
+    uint64_t stuck = 1ull << page.stuck_bit;
+    for (uint64_t p = 0; p < op.count; ++p) {
+      if (!(kMemTestPatterns[p] & stuck)) continue;
+      Finding f{rank, device, "hbm_bad_page", page.offset, kMemTestPatterns[p], kMemTestPatterns[p] & ~stuck, ""};
+      char line[160];
+      std::snprintf(line, sizeof line, "HBM page at offset 0x%llx (%.2f GiB): wrote 0x%016llx, read 0x%016llx",
+                    static_cast<unsigned long long>(f.offset), static_cast<double>(f.offset) / (1ull << 30),
+                    static_cast<unsigned long long>(f.wrote), static_cast<unsigned long long>(f.read));
+      f.text = line;
+      findings_.push_back(std::move(f));
+      break;
+    }
+  }
+  return Status::Ok();
+}
+
+void ProgramRunner::fail(Status s) {
+  if (finished_) return;
+  finished_ = true;
+  status_ = std::move(s);
+  release();
+  if (on_done_) on_done_(status_);
+}
+
+void ProgramRunner::cancel() { fail(Status(Code::kFailedPrecondition, "cancelled")); }
+
+void ProgramRunner::finish_if_done() {
+  if (finished_) return;
+  for (const Rank& r : ranks_) {
+    if (!r.done) return;
+  }
+  finished_ = true;
+  release();
+  if (on_done_) on_done_(status_);
+}
+
+void ProgramRunner::release() {
+  if (released_) return;
+  released_ = true;
+  for (Rank& r : ranks_) {
+    if (r.ctx == nullptr) continue;
+    peak_reserved_ = std::max(peak_reserved_, r.ctx->allocator_stats().peak_reserved_bytes);
+    // Buffers the program never freed go back one by one, so every alloc event gets its free.
+    for (const auto& [name, buffer] : r.buffers) (void)r.ctx->deallocate(buffer.ptr);
+    r.buffers.clear();
+    node_.destroy_context(r.ctx);
+    r.ctx = nullptr;
+  }
+}
+
+int64_t ProgramRunner::steps_done() const {
+  int64_t least = program_.repeat;
+  for (const Rank& r : ranks_) least = std::min(least, r.step);
+  return least;
+}
+
+uint64_t ProgramRunner::peak_reserved_bytes() const {
+  uint64_t peak = peak_reserved_;
+  for (const Rank& r : ranks_) {
+    if (r.ctx) peak = std::max(peak, r.ctx->allocator_stats().peak_reserved_bytes);
+  }
+  return peak;
+}
+
+}  // namespace npukit::emu

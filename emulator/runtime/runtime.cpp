@@ -1,0 +1,300 @@
+#include "emulator/runtime/runtime.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "emulator/runtime/node.hpp"
+#include "emulator/kernels/op_descriptor.hpp"
+
+namespace npukit::emu {
+
+Context::Context(Node& node, int device, uint32_t pid, std::string name, AllocatorPolicy policy)
+    : node_(node),
+      device_(device),
+      pid_(pid),
+      name_(std::move(name)),
+      allocator_(make_allocator(policy, node.device(device).memory(),
+                                node.device(device).spec().runtime, pid, device)) {}
+
+StreamId Context::create_stream() {
+  StreamId s = node_.engine().create_stream(device_, pid_);
+  streams_.push_back(s);
+  return s;
+}
+
+EventId Context::create_event() {
+  EventId e = node_.engine().create_event(device_);
+  events_.push_back(e);
+  return e;
+}
+
+Status Context::check_stream(StreamId stream) const {
+  if (std::find(streams_.begin(), streams_.end(), stream) != streams_.end()) return Status::Ok();
+  return InvalidArgument("invalid stream " + std::to_string(stream) + " for process " +
+                         std::to_string(pid_) + " on device " + std::to_string(device_));
+}
+
+Status Context::check_event(EventId event) const {
+  if (std::find(events_.begin(), events_.end(), event) != events_.end()) return Status::Ok();
+  return InvalidArgument("invalid event " + std::to_string(event) + " for process " +
+                         std::to_string(pid_) + " on device " + std::to_string(device_));
+}
+
+Status Context::check_range(DevPtr ptr, uint64_t bytes, const char* what) const {
+  DeviceMemory& mem = node_.device(device_).memory();
+  if (!mem.backed() || bytes == 0) return Status::Ok();
+  if (mem.host_view(ptr, bytes) != nullptr) return Status::Ok();
+  return InvalidArgument(std::string(what) + ": " + std::to_string(bytes) + " bytes at " +
+                         hex_address(ptr) + " are not inside one allocation on device " +
+                         std::to_string(device_));
+}
+
+Result<AllocResult> Context::allocate(uint64_t bytes) {
+  auto r = allocator_->allocate(bytes);
+  const NodeEvents& events = node_.events();
+  if (r.ok() && !events.empty()) {
+    events.memory({true, device_, pid_, bytes, r->ptr, allocator_->stats().allocated_bytes, node_.now()});
+  }
+  return r;
+}
+
+Result<AllocResult> Context::deallocate(DevPtr ptr) {
+  const NodeEvents& events = node_.events();
+  uint64_t before = events.empty() ? 0 : allocator_->stats().allocated_bytes;
+  auto r = allocator_->release(ptr);
+  if (r.ok() && !events.empty()) {
+    uint64_t after = allocator_->stats().allocated_bytes;
+    events.memory({false, device_, pid_, before - after, ptr, after, node_.now()});
+  }
+  return r;
+}
+
+Result<DevPtr> Context::malloc(uint64_t bytes) {
+  auto r = allocate(bytes);
+  if (!r.ok()) return r.status();
+  node_.host_wait(r->host_ns);
+  return r->ptr;
+}
+
+Status Context::free(DevPtr ptr) {
+  auto r = deallocate(ptr);
+  if (!r.ok()) return r.status();
+  node_.host_wait(r->host_ns);
+  return Status::Ok();
+}
+
+void Context::empty_cache() { node_.host_wait(allocator_->empty_cache()); }
+
+uint64_t Context::release_all() {
+  DeviceMemory& mem = node_.device(device_).memory();
+  uint64_t before = mem.used_by(pid_);
+  allocator_->release_all();
+  return before - mem.used_by(pid_);
+}
+
+Status Context::enqueue_copy(StreamId stream, CopyKind kind, uint64_t bytes, uint32_t payload) {
+  Task t;
+  t.kind = TaskKind::kMemcpy;
+  t.copy = kind;
+  t.stream = stream;
+  t.bytes = bytes;
+  t.payload = payload;
+  node_.engine().enqueue(std::move(t));
+  return Status::Ok();
+}
+
+Status Context::memcpy_h2d(StreamId stream, DevPtr dst, const void* src, uint64_t bytes) {
+  NPUKIT_RETURN_IF_ERROR(check_stream(stream));
+  NPUKIT_RETURN_IF_ERROR(check_range(dst, bytes, "memcpy H2D destination"));
+  uint32_t payload = kNoPayload;
+  DeviceMemory& mem = node_.device(device_).memory();
+  if (mem.backed() && src != nullptr) {
+    payload = node_.engine().add_payload([&mem, dst, src, bytes] {
+      std::memcpy(mem.host_view(dst, bytes), src, bytes);
+      return Status::Ok();
+    });
+  }
+  return enqueue_copy(stream, CopyKind::kHostToDevice, bytes, payload);
+}
+
+Status Context::memcpy_d2h(StreamId stream, void* dst, DevPtr src, uint64_t bytes) {
+  NPUKIT_RETURN_IF_ERROR(check_stream(stream));
+  NPUKIT_RETURN_IF_ERROR(check_range(src, bytes, "memcpy D2H source"));
+  uint32_t payload = kNoPayload;
+  DeviceMemory& mem = node_.device(device_).memory();
+  if (mem.backed() && dst != nullptr) {
+    payload = node_.engine().add_payload([&mem, dst, src, bytes] {
+      std::memcpy(dst, mem.host_view(src, bytes), bytes);
+      return Status::Ok();
+    });
+  }
+  return enqueue_copy(stream, CopyKind::kDeviceToHost, bytes, payload);
+}
+
+Status Context::memcpy_d2d(StreamId stream, DevPtr dst, DevPtr src, uint64_t bytes) {
+  NPUKIT_RETURN_IF_ERROR(check_stream(stream));
+  NPUKIT_RETURN_IF_ERROR(check_range(src, bytes, "memcpy D2D source"));
+  NPUKIT_RETURN_IF_ERROR(check_range(dst, bytes, "memcpy D2D destination"));
+  uint32_t payload = kNoPayload;
+  DeviceMemory& mem = node_.device(device_).memory();
+  if (mem.backed()) {
+    payload = node_.engine().add_payload([&mem, dst, src, bytes] {
+      std::memmove(mem.host_view(dst, bytes), mem.host_view(src, bytes), bytes);
+      return Status::Ok();
+    });
+  }
+  return enqueue_copy(stream, CopyKind::kDeviceToDevice, bytes, payload);
+}
+
+Result<PreparedKernel> Context::prepare(const std::string& op, const std::vector<TensorDesc>& inputs,
+                                        const Attrs& attrs, uint32_t block_dim) const {
+  auto resolved = KernelRegistry::builtin().resolve(op, inputs, attrs);
+  if (!resolved.ok()) return resolved.status();
+  PreparedKernel p;
+  p.kernel = resolved->kernel;
+  p.inputs = inputs;
+  p.outputs = std::move(resolved->outputs);
+  p.attrs = attrs;
+  p.cost = resolved->cost;
+  p.block_dim = block_dim;
+  p.descriptor = intern_op_descriptor(op, inputs);
+  DType dtype = inputs.empty() ? DType::kFloat32 : inputs.front().dtype;
+  p.timing = time_kernel(node_.device(device_).spec(), p.kernel->unit, dtype, p.cost, block_dim);
+  return p;
+}
+
+namespace {
+
+Task kernel_task(StreamId stream, const PreparedKernel& kernel, uint32_t payload) {
+  Task t;
+  t.kind = TaskKind::kKernel;
+  t.unit = kernel.kernel->unit;
+  t.stream = stream;
+  t.block_dim = kernel.block_dim;
+  t.kernel = kernel.kernel;
+  t.timing = kernel.timing;
+  t.flops = kernel.cost.flops;
+  t.bytes = static_cast<uint64_t>(kernel.cost.bytes);
+  t.payload = payload;
+  t.descriptor = kernel.descriptor;
+  return t;
+}
+
+Status check_tensors(const std::string& kernel, const char* which,
+                     const std::vector<TensorDesc>& expected, const std::vector<DeviceTensor>& got) {
+  if (expected.size() != got.size()) {
+    return InvalidArgument(kernel + ": expected " + std::to_string(expected.size()) + " " + which +
+                           ", got " + std::to_string(got.size()));
+  }
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    if (!(got[i].desc == expected[i])) {
+      return InvalidArgument(kernel + ": " + which + " " + std::to_string(i) + " is [" +
+                             shape_str(got[i].desc.shape) + "] " + dtype_name(got[i].desc.dtype) +
+                             ", expected [" + shape_str(expected[i].shape) + "] " +
+                             dtype_name(expected[i].dtype));
+    }
+  }
+  return Status::Ok();
+}
+
+// The functional work of one launch: resolve buffers at completion time and run the CPU kernel.
+Status run_on_cpu(DeviceMemory& mem, const PreparedKernel& k, const std::vector<DeviceTensor>& in,
+                  const std::vector<DeviceTensor>& out) {
+  CpuArgs args{{}, {}, k.inputs, k.outputs, k.attrs};
+  for (const auto& t : in) args.in.push_back(mem.host_view(t.addr, t.desc.bytes()));
+  for (const auto& t : out) args.out.push_back(mem.host_view(t.addr, t.desc.bytes()));
+  return k.kernel->compute(args);
+}
+
+}  // namespace
+
+Status Context::enqueue(StreamId stream, const PreparedKernel& kernel) {
+  NPUKIT_RETURN_IF_ERROR(check_stream(stream));
+  node_.engine().enqueue(kernel_task(stream, kernel, kNoPayload));
+  return Status::Ok();
+}
+
+Status Context::enqueue(StreamId stream, const PreparedKernel& kernel,
+                        const std::vector<DeviceTensor>& inputs,
+                        const std::vector<DeviceTensor>& outputs) {
+  NPUKIT_RETURN_IF_ERROR(check_stream(stream));
+  NPUKIT_RETURN_IF_ERROR(check_tensors(kernel.kernel->name, "inputs", kernel.inputs, inputs));
+  NPUKIT_RETURN_IF_ERROR(check_tensors(kernel.kernel->name, "outputs", kernel.outputs, outputs));
+  DeviceMemory& mem = node_.device(device_).memory();
+  if (!mem.backed()) return enqueue(stream, kernel);
+  if (kernel.kernel->compute == nullptr) {
+    return InvalidArgument("functional mode: kernel " + kernel.kernel->name +
+                           " has no CPU implementation");
+  }
+  for (const auto* set : {&inputs, &outputs}) {
+    for (const auto& t : *set) {
+      NPUKIT_RETURN_IF_ERROR(check_range(t.addr, t.desc.bytes(), kernel.kernel->name.c_str()));
+    }
+  }
+  uint32_t payload = node_.engine().add_payload(
+      [&mem, kernel, inputs, outputs] { return run_on_cpu(mem, kernel, inputs, outputs); });
+  node_.engine().enqueue(kernel_task(stream, kernel, payload));
+  return Status::Ok();
+}
+
+Status Context::launch(StreamId stream, const std::string& op, const std::vector<DeviceTensor>& inputs,
+                       const std::vector<DeviceTensor>& outputs, const Attrs& attrs,
+                       uint32_t block_dim) {
+  std::vector<TensorDesc> descs;
+  descs.reserve(inputs.size());
+  for (const auto& t : inputs) descs.push_back(t.desc);
+  auto prepared = prepare(op, descs, attrs, block_dim);
+  if (!prepared.ok()) return prepared.status();
+  return enqueue(stream, *prepared, inputs, outputs);
+}
+
+Status Context::record_event(StreamId stream, EventId event) {
+  NPUKIT_RETURN_IF_ERROR(check_stream(stream));
+  NPUKIT_RETURN_IF_ERROR(check_event(event));
+  node_.engine().enqueue_record(stream, event);
+  return Status::Ok();
+}
+
+Status Context::wait_event(StreamId stream, EventId event) {
+  NPUKIT_RETURN_IF_ERROR(check_stream(stream));
+  NPUKIT_RETURN_IF_ERROR(check_event(event));
+  node_.engine().enqueue_wait(stream, event);
+  return Status::Ok();
+}
+
+Status Context::wait_until(const std::function<bool()>& done, const std::string& what) {
+  bool starved = node_.scheduler().run_while([&] { return !done(); });
+  if (starved) {
+    return Status(Code::kFailedPrecondition,
+                  "synchronize: " + what + " on device " + std::to_string(device_) +
+                      " can never finish (it waits for an event that is never recorded)");
+  }
+  return Status::Ok();
+}
+
+Status Context::synchronize_stream(StreamId stream) {
+  NPUKIT_RETURN_IF_ERROR(check_stream(stream));
+  Engine& engine = node_.engine();
+  NPUKIT_RETURN_IF_ERROR(
+      wait_until([&] { return engine.stream_idle(stream); }, "stream " + std::to_string(stream)));
+  return engine.take_stream_error(stream);
+}
+
+Status Context::synchronize_event(EventId event) {
+  NPUKIT_RETURN_IF_ERROR(check_event(event));
+  Engine& engine = node_.engine();
+  uint64_t target = engine.event_records(event);
+  return wait_until([&] { return engine.event_reached(event, target); },
+                    "event " + std::to_string(event));
+}
+
+Status Context::synchronize_device() {
+  Status first;
+  for (StreamId s : streams_) {
+    Status st = synchronize_stream(s);
+    if (!st.ok() && first.ok()) first = st;
+  }
+  return first;
+}
+
+}  // namespace npukit::emu

@@ -1,0 +1,215 @@
+// Plain-language findings: each rule looks at the report's numbers, and when it fires says one
+// sentence with the numbers behind it (also listed by name, with units, for JSON).
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include "profiler/analyze/report_build.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+// Thresholds of the rules.
+constexpr double kStarvationShare = 0.15;      // idle lead of a step before its first task
+constexpr double kExposedCommShare = 0.10;     // communication not overlapped, share of step time
+constexpr double kMemoryBoundIntensity = 10;   // FLOP per input byte, far below any cube ridge point
+constexpr double kMemoryBoundMinRatio = 3;     // percent of kernel time for an op to matter
+constexpr double kChurnAllocsPerStep = 100;
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+std::string ms(double ns) { return fmt("%.3f ms", ns / 1e6); }
+std::string pct(double fraction) { return fmt("%.1f%%", fraction * 100); }
+
+void starvation(const Report& r, std::vector<Finding>& out) {
+  if (r.steps.empty()) return;
+  double step = 0, lead = 0, idle = 0;
+  for (const StepRow& s : r.steps) step += static_cast<double>(s.b.step), lead += static_cast<double>(s.b.preparing),
+                                    idle += static_cast<double>(s.b.free);
+  if (step <= 0 || lead / step < kStarvationShare) return;
+  auto n = static_cast<double>(r.steps.size());
+  out.push_back({"data_loader_starvation",
+                 "AI cores idle " + pct(lead / step) + " of each step waiting for input: on average " + ms(lead / n) +
+                     " of each " + ms(step / n) + " step pass before the step's first task (" +
+                     std::to_string(r.steps.size()) + " device-steps).",
+                 {{"idle_before_first_task_percent", 100 * lead / step},
+                  {"idle_before_first_task_avg_ms", lead / n / 1e6},
+                  {"step_avg_ms", step / n / 1e6},
+                  {"free_percent", 100 * idle / step}}});
+}
+
+void exposed_communication(const Report& r, std::vector<Finding>& out) {
+  double step = 0, exposed = 0, comm = 0;
+  for (const StepRow& s : r.steps) {
+    step += static_cast<double>(s.b.step), exposed += static_cast<double>(s.b.comm_not_overlapped);
+    comm += static_cast<double>(s.b.communication);
+  }
+  if (step <= 0 || exposed / step < kExposedCommShare) return;
+  auto n = static_cast<double>(r.steps.size());
+  out.push_back({"unoverlapped_communication",
+                 "Communication is not hidden behind computation: " + pct(exposed / step) + " of step time (" +
+                     ms(exposed / n) + " per step) is communication with no compute running; " + pct(exposed / comm) +
+                     " of all communication time is exposed.",
+                 {{"not_overlapped_percent_of_step", 100 * exposed / step},
+                  {"not_overlapped_avg_ms", exposed / n / 1e6},
+                  {"exposed_percent_of_communication", 100 * exposed / comm}}});
+}
+
+void memory_bound(const Report& r, std::vector<Finding>& out) {
+  std::vector<const OpNameRow*> ops;
+  for (const OpNameRow& op : r.op_names) {
+    if (op.core_type == "AI_CPU" || op.input_bytes <= 0 || op.stats.count == 0) continue;
+    double intensity = op.flops / static_cast<double>(op.stats.count) / op.input_bytes;
+    if (intensity < kMemoryBoundIntensity && op.stats.ratio >= kMemoryBoundMinRatio) ops.push_back(&op);
+  }
+  if (ops.empty()) return;
+  double share = 0;
+  std::string list;
+  Finding f{"memory_bound_ops", "", {}};
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const OpNameRow& op = *ops[i];
+    double intensity = op.flops / static_cast<double>(op.stats.count) / op.input_bytes;
+    double gbps = op.input_bytes / op.stats.avg;  // bytes/ns == GB/s
+    share += op.stats.ratio;
+    if (i < 3) {
+      list += (i ? "; " : "") + op.name + " [" + op.shapes + "] (" + fmt("%.2f FLOP/byte", intensity) + ", " +
+              fmt("%.1f%% of kernel time", op.stats.ratio) + ", reads inputs at " + fmt("%.0f GB/s", gbps) + ")";
+    }
+    f.numbers.push_back({op.name + " [" + op.shapes + "] flop_per_byte", intensity});
+    f.numbers.push_back({op.name + " [" + op.shapes + "] percent_of_kernel_time", op.stats.ratio});
+  }
+  f.text = std::to_string(ops.size()) + " memory-bound op(s) take " + fmt("%.1f%%", share) +
+           " of kernel time (arithmetic intensity below " + fmt("%.0f", kMemoryBoundIntensity) + " FLOP per input byte): " +
+           list + ".";
+  f.numbers.insert(f.numbers.begin(), {"percent_of_kernel_time", share});
+  out.push_back(std::move(f));
+}
+
+void aicpu(const Report& r, std::vector<Finding>& out) {
+  if (r.aicpu_ops.empty()) return;
+  double share = 0, total = 0;
+  std::string list;
+  Finding f{"aicpu_fallback", "", {}};
+  for (std::size_t i = 0; i < r.aicpu_ops.size(); ++i) {
+    const OpNameRow& op = r.aicpu_ops[i];
+    share += op.stats.ratio, total += static_cast<double>(op.stats.total);
+    if (i < 3) {
+      list += (i ? "; " : "") + op.name + " (" + op.op_type + ", " + std::to_string(op.stats.count) + " calls, " +
+              ms(static_cast<double>(op.stats.total)) + ", " + fmt("%.1f%% of kernel time", op.stats.ratio) + ")";
+    }
+    f.numbers.push_back({op.name + " total_ms", static_cast<double>(op.stats.total) / 1e6});
+  }
+  f.text = std::to_string(r.aicpu_ops.size()) + " op(s) fell back to AI CPU (no AI Core kernel), " + ms(total) + " in all, " +
+           fmt("%.1f%%", share) + " of kernel time: " + list + ".";
+  f.numbers.insert(f.numbers.begin(), {{"total_ms", total / 1e6}, {"percent_of_kernel_time", share}});
+  out.push_back(std::move(f));
+}
+
+void churn(const ProfileData& d, const Report& r, std::vector<Finding>& out) {
+  std::map<int64_t, int> steps;
+  for (const StepRow& s : r.steps) steps[s.step] = 1;
+  if (d.alloc_events == 0 || steps.empty()) return;
+  double per_step = static_cast<double>(d.alloc_events) / static_cast<double>(steps.size());
+  if (per_step < kChurnAllocsPerStep) return;
+  out.push_back({"allocator_churn",
+                 "HBM allocator churn: " + fmt("%.0f", per_step) + " allocations per step across the node (" +
+                     std::to_string(d.alloc_events) + " in " + std::to_string(steps.size()) +
+                     " steps); a caching allocator or preallocated buffers avoid paying for each one.",
+                 {{"allocations_per_step", per_step}, {"allocations", static_cast<double>(d.alloc_events)}}});
+}
+
+void throttling(const Report& r, std::vector<Finding>& out) {
+  if (r.throttles.empty()) return;
+  std::map<int, std::pair<double, double>> by_device;  // seconds, min clock
+  for (const ThrottlePeriod& p : r.throttles) {
+    auto& [secs, clock] = by_device[p.device];
+    secs += static_cast<double>(p.end - p.start) / 1e9;
+    clock = clock == 0 ? p.min_clock_mhz : std::min(clock, p.min_clock_mhz);
+  }
+  std::ostringstream text;
+  Finding f{"throttling", "", {}};
+  text << "AI-core clock throttled on " << by_device.size() << " device(s): ";
+  bool first = true;
+  for (const auto& [device, v] : by_device) {
+    text << (first ? "" : "; ") << "device " << device << " for " << fmt("%.2f s", v.first) << " (down to "
+         << fmt("%.0f MHz", v.second) << ")";
+    f.numbers.push_back({"device " + std::to_string(device) + " throttled_s", v.first});
+    f.numbers.push_back({"device " + std::to_string(device) + " min_clock_mhz", v.second});
+    first = false;
+  }
+  f.text = text.str() + "; kernels run slower while throttled.";
+  out.push_back(std::move(f));
+}
+
+void recording_quality(const Report& r, std::vector<Finding>& out) {
+  const ReportHeader& h = r.header;
+  if (!h.complete) {
+    out.push_back({"incomplete_recording",
+                   "The recording is incomplete: the recorder stopped before finalizing, so this report covers the " +
+                       std::to_string(h.tasks) + " tasks committed until then (derived tables recomputed).",
+                   {{"tasks", static_cast<double>(h.tasks)}}});
+  }
+  if (h.events_missed > 0 || h.lossless_lost) {
+    out.push_back({"dropped_events",
+                   "The recording missed " + std::to_string(h.events_missed) + " of " +
+                       std::to_string(h.events_missed + h.events_recorded) +
+                       " events (the recorder fell behind the node); counts and totals here undercount.",
+                   {{"events_missed", static_cast<double>(h.events_missed)},
+                    {"events_recorded", static_cast<double>(h.events_recorded)}}});
+  }
+}
+
+}  // namespace
+
+double input_bytes(const std::string& shapes, const std::string& dtypes) {
+  static const std::map<std::string, double> kSize = {
+      {"FLOAT16", 2}, {"BF16", 2},  {"BFLOAT16", 2}, {"FLOAT", 4}, {"FLOAT32", 4}, {"DOUBLE", 8}, {"INT64", 8},
+      {"INT32", 4},   {"INT16", 2}, {"INT8", 1},     {"UINT8", 1}, {"BOOL", 1},    {"UINT64", 8}, {"UINT32", 4}};
+  std::istringstream sh(shapes), dt(dtypes);
+  std::string shape, dtype;
+  double total = 0;
+  while (std::getline(sh, shape, ';') && std::getline(dt, dtype, ';')) {
+    auto size = kSize.find(dtype);
+    if (size == kSize.end()) return 0;
+    double elements = 1;
+    std::istringstream dims(shape);
+    std::string dim;
+    while (std::getline(dims, dim, ',')) elements *= dim.empty() ? 1 : std::stod(dim);
+    total += elements * size->second;
+  }
+  return total;
+}
+
+namespace {
+// AllGather, ReduceScatter and AlltoAll move n x the per-rank count (nccl-tests' PERFORMANCE.md).
+bool gathered(const std::string& op) {
+  return op.find("allGather") != std::string::npos || op.find("reduceScatter") != std::string::npos ||
+         op.find("alltoall") != std::string::npos;
+}
+}  // namespace
+
+double algbw_size_factor(const std::string& op, int ranks) { return gathered(op) ? std::max(ranks, 1) : 1; }
+
+double busbw_factor(const std::string& op, int ranks) {
+  double n = std::max(ranks, 1);
+  if (op.find("allReduce") != std::string::npos) return 2 * (n - 1) / n;
+  if (gathered(op)) return (n - 1) / n;
+  return 1;
+}
+
+void add_findings(const ProfileData& data, Report& r) {
+  recording_quality(r, r.findings);
+  starvation(r, r.findings);
+  exposed_communication(r, r.findings);
+  aicpu(r, r.findings);
+  memory_bound(r, r.findings);
+  churn(data, r, r.findings);
+  throttling(r, r.findings);
+}
+
+}  // namespace npukit::prof

@@ -1,0 +1,267 @@
+#include "profiler/analyze/profile_data.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "profiler/store/prof_layout.hpp"
+#include "profiler/store/schema.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+constexpr const char* kRequiredTables[] = {"META_DATA", "STRING_IDS", "TASK", "COMPUTE_TASK_INFO",
+                                           "COMMUNICATION_OP", "SESSION_TIME_INFO"};
+
+// SQLite errors met while reading mean the file is damaged (or not ours): bad input.
+Status as_bad_input(const Status& s, const std::string& path) {
+  if (s.ok() || s.code() != Code::kInternal) return s;
+  return InvalidArgument(path + ": corrupted or unreadable profile database: " + s.message());
+}
+
+Result<Db> open_db(const std::string& path) {
+  // Read-write when we may (a killed recorder's WAL is then recovered cleanly), else read-only.
+  bool writable = ::access(path.c_str(), W_OK) == 0;
+  auto db = Db::open(path, writable ? Db::Mode::kReadWrite : Db::Mode::kReadOnly);
+  if (!db.ok()) return db.status();
+  return db;
+}
+
+Status validate(Db& db, ProfileData& p) {
+  for (const char* table : kRequiredTables) {
+    auto has = db.has_table(table);
+    if (!has.ok()) return has.status();
+    if (!*has) return InvalidArgument(p.db_path + ": not a profile database (no " + table + " table)");
+  }
+  auto q = db.prepare("SELECT name, value FROM META_DATA");
+  if (!q.ok()) return q.status();
+  while (q->next()) p.meta[q->text(0)] = q->text(1);
+  NPUKIT_RETURN_IF_ERROR(q->status());
+  auto version = p.meta.find("SCHEMA_VERSION");
+  if (version == p.meta.end()) return InvalidArgument(p.db_path + ": not a profile database (no SCHEMA_VERSION in META_DATA)");
+  if (version->second.rfind("1.", 0) != 0) {
+    return InvalidArgument(p.db_path + ": unsupported schema version " + version->second + " (npu-prof reads 1.x)");
+  }
+  p.complete = p.meta[std::string(kMetaState)] != "recording";
+  return Status::Ok();
+}
+
+Status load_basics(Db& db, ProfileData& p) {
+  auto s = db.prepare("SELECT id, value FROM STRING_IDS");
+  if (!s.ok()) return s.status();
+  while (s->next()) {
+    auto id = static_cast<std::size_t>(s->i64(0));
+    if (id >= p.strings.size()) p.strings.resize(id + 1);
+    p.strings[id] = s->text(1);
+  }
+  NPUKIT_RETURN_IF_ERROR(s->status());
+  auto session = db.prepare("SELECT startTimeNs, endTimeNs FROM SESSION_TIME_INFO");
+  if (!session.ok()) return session.status();
+  if (session->next()) p.session_start = session->i64(0), p.session_end = session->i64(1);
+  NPUKIT_RETURN_IF_ERROR(session->status());
+  for (auto [table, sql] : {std::pair{"EMU_RUN", "SELECT key, value FROM EMU_RUN"},
+                            std::pair{"NPU_INFO", "SELECT id, name FROM NPU_INFO"}}) {
+    auto has = db.has_table(table);
+    if (!has.ok()) return has.status();
+    if (!*has) continue;
+    auto q = db.prepare(sql);
+    if (!q.ok()) return q.status();
+    bool run = std::string(table) == "EMU_RUN";
+    while (q->next()) {
+      if (run) p.run[q->text(0)] = q->text(1);
+      else p.npu_names[static_cast<int>(q->i64(0))] = q->text(1);
+    }
+    NPUKIT_RETURN_IF_ERROR(q->status());
+  }
+  return Status::Ok();
+}
+
+Status load_flops(Db& db, ProfileData& p) {
+  int64_t flops = p.find_string("flops");
+  if (flops < 0) return Status::Ok();
+  auto f = db.prepare("SELECT globalTaskId, value FROM TASK_PMU_INFO WHERE name = ?");
+  if (!f.ok()) return f.status();
+  f->bind(1, flops);
+  // globalTaskIds are dense from 0 in our databases: index directly, search otherwise.
+  while (f->next()) {
+    int64_t gid = f->i64(0);
+    auto i = static_cast<std::size_t>(gid);
+    if (gid >= 0 && i < p.tasks.size() && p.tasks[i].global_task_id == gid) {
+      p.tasks[i].flops = f->f64(1);
+      continue;
+    }
+    auto it = std::lower_bound(p.tasks.begin(), p.tasks.end(), gid,
+                               [](const TaskRecord& t, int64_t g) { return t.global_task_id < g; });
+    if (it != p.tasks.end() && it->global_task_id == gid) it->flops = f->f64(1);
+  }
+  return f->status();
+}
+
+// Two sequential scans merged on globalTaskId (cheaper than a join's per-row index seek).
+Status load_tasks(Db& db, ProfileData& p) {
+  auto rows = db.query_i64("SELECT coalesce(max(rowid), 0) FROM TASK");  // a capacity hint, O(log n)
+  if (rows.ok()) p.tasks.reserve(static_cast<std::size_t>(*rows));
+  auto q = db.prepare("SELECT deviceId, streamId, taskId, globalTaskId, connectionId, startNs, endNs, taskType FROM TASK");
+  if (!q.ok()) return q.status();
+  while (q->next()) {
+    TaskRecord t;
+    t.device = static_cast<int32_t>(q->i64(0));
+    t.stream = q->i64(1), t.task_id = q->i64(2), t.global_task_id = q->i64(3), t.connection_id = q->i64(4);
+    t.start = q->i64(5), t.end = q->i64(6), t.task_type = q->i64(7);
+    p.tasks.push_back(t);
+  }
+  NPUKIT_RETURN_IF_ERROR(q->status());
+  auto by_gid = [](const TaskRecord& a, const TaskRecord& b) { return a.global_task_id < b.global_task_id; };
+  if (!std::is_sorted(p.tasks.begin(), p.tasks.end(), by_gid)) std::sort(p.tasks.begin(), p.tasks.end(), by_gid);
+  auto c = db.prepare("SELECT globalTaskId, name, opType, inputShapes, inputDataTypes, inputFormats, blockNum "
+                      "FROM COMPUTE_TASK_INFO ORDER BY globalTaskId");
+  if (!c.ok()) return c.status();
+  std::size_t at = 0;
+  while (c->next()) {
+    int64_t gid = c->i64(0);
+    while (at < p.tasks.size() && p.tasks[at].global_task_id < gid) ++at;
+    if (at == p.tasks.size() || p.tasks[at].global_task_id != gid) continue;  // info without a task
+    TaskRecord& t = p.tasks[at];
+    t.name = c->i64(1), t.op_type = c->i64(2), t.shapes = c->i64(3), t.dtypes = c->i64(4), t.formats = c->i64(5);
+    t.block_num = c->i64(6);
+  }
+  NPUKIT_RETURN_IF_ERROR(c->status());
+  return load_flops(db, p);
+}
+
+Status load_collectives(Db& db, ProfileData& p) {
+  auto q = db.prepare("SELECT deviceId, opName, opType, startNs, endNs, count FROM COMMUNICATION_OP ORDER BY opId");
+  if (!q.ok()) return q.status();
+  std::unordered_map<int64_t, std::vector<int>> devices;  // opName -> devices
+  while (q->next()) {
+    CollectiveRecord c{static_cast<int32_t>(q->i64(0)), q->i64(1), q->i64(2), q->i64(3), q->i64(4), q->i64(5), 1};
+    devices[c.op_name].push_back(c.device);
+    p.collectives.push_back(c);
+  }
+  NPUKIT_RETURN_IF_ERROR(q->status());
+  for (auto& [name, list] : devices) {
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  }
+  for (CollectiveRecord& c : p.collectives) c.ranks = static_cast<int>(devices[c.op_name].size());
+  return Status::Ok();
+}
+
+Status load_steps(Db& db, ProfileData& p) {
+  auto has = db.has_table("EMU_STEP");
+  if (!has.ok()) return has.status();
+  if (*has) {
+    auto job = main_job(db);
+    if (!job.ok()) return job.status();
+    p.main_job = *job;
+    if (!p.main_job) return Status::Ok();
+    auto steps = load_step_windows(db, *p.main_job);
+    if (!steps.ok()) return steps.status();
+    p.steps = std::move(*steps);
+    return Status::Ok();
+  }
+  // An msprof/torch_npu database: STEP_TIME windows apply to every device.
+  auto q = db.prepare("SELECT s.id, s.startNs, s.endNs, d.deviceId FROM STEP_TIME s, (SELECT DISTINCT deviceId FROM TASK) d");
+  if (!q.ok()) return Status::Ok();
+  while (q->next()) p.steps.push_back({static_cast<int>(q->i64(3)), q->i64(0), {q->i64(1), q->i64(2)}});
+  return q->status();
+}
+
+// Recomputed from the loaded tasks (the same function finalize stored OVERLAP_ANALYSIS with):
+// cheaper than reading the table back, and it covers recordings that were never finalized.
+Status load_overlap(Db&, ProfileData& p) {
+  int64_t comm = p.find_string("COMMUNICATION");
+  std::map<int, std::vector<TaskSpan>> spans;
+  for (const TaskRecord& t : p.tasks) spans[t.device].push_back({t.start, t.end, t.task_type == comm});
+  for (const auto& [device, list] : spans) p.overlap[device] = analyze_overlap(list);
+  return Status::Ok();
+}
+
+Status load_node_data(Db& db, ProfileData& p) {
+  auto mem = db.prepare("SELECT deviceId, timestampNs, coalesce(hbm, ddr) FROM NPU_MEM WHERE coalesce(hbm, ddr) IS NOT NULL "
+                        "ORDER BY deviceId, timestampNs");
+  if (!mem.ok()) return mem.status();
+  while (mem->next()) p.memory.push_back({static_cast<int32_t>(mem->i64(0)), mem->i64(1), mem->i64(2)});
+  NPUKIT_RETURN_IF_ERROR(mem->status());
+  auto has = db.has_table("EMU_EVENT");
+  if (!has.ok() || !*has) return has.status();
+  auto ev = db.prepare("SELECT e.timestampNs, e.deviceId, s.value, e.a, e.b, e.c, e.d FROM EMU_EVENT e "
+                       "JOIN STRING_IDS s ON s.id = e.type ORDER BY e.timestampNs");
+  if (!ev.ok()) return ev.status();
+  while (ev->next()) {
+    NodeEvent e{static_cast<int32_t>(ev->i64(1)), ev->i64(0), ev->text(2), static_cast<uint64_t>(ev->i64(3)),
+                static_cast<uint64_t>(ev->i64(4)), static_cast<uint64_t>(ev->i64(5)), static_cast<uint64_t>(ev->i64(6))};
+    if (e.type == "alloc") ++p.alloc_events;
+    else if (e.type != "free") p.events.push_back(std::move(e));
+  }
+  return ev->status();
+}
+
+Status load_launches(Db& db, ProfileData& p) {
+  auto q = db.prepare("SELECT connectionId, startNs, endNs, type, globalTid, name FROM CANN_API ORDER BY startNs, connectionId");
+  if (!q.ok()) return q.status();
+  while (q->next()) p.launches.push_back({q->i64(0), q->i64(1), q->i64(2), q->i64(3), q->i64(4), q->i64(5)});
+  return q->status();
+}
+
+// The counter tracks worth drawing: clock, power, temperature, HBM in use (EMU_COUNTER, by
+// field name) and the bandwidth series of HBM and HCCS.
+Status load_counters(Db& db, ProfileData& p) {
+  const std::pair<const char*, const char*> queries[] = {
+      {"EMU_COUNTER",
+       "SELECT c.deviceId, s.value, c.timestampNs, c.value FROM EMU_COUNTER c JOIN STRING_IDS s ON s.id = c.name "
+       "WHERE c.deviceId >= 0 AND s.value IN ('npu_aicore_clock_mhz', 'npu_power_watts', 'npu_temperature_celsius', "
+       "'npu_hbm_used_bytes') ORDER BY c.timestampNs"},
+      {"HBM", "SELECT deviceId, 'hbm_bandwidth_bytes_per_s', timestampNs, bandwidth FROM HBM ORDER BY timestampNs"},
+      {"HCCS", "SELECT deviceId, 'hccs_tx_bytes_per_s', timestampNs, txThroughput FROM HCCS ORDER BY timestampNs"}};
+  for (const auto& [table, sql] : queries) {
+    auto has = db.has_table(table);
+    if (!has.ok()) return has.status();
+    if (!*has) continue;
+    auto q = db.prepare(sql);
+    if (!q.ok()) return q.status();
+    while (q->next()) p.counters.push_back({static_cast<int32_t>(q->i64(0)), q->text(1), q->i64(2), q->f64(3)});
+    NPUKIT_RETURN_IF_ERROR(q->status());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+const std::string& ProfileData::str(int64_t id) const {
+  static const std::string kEmpty;
+  if (id < 0 || static_cast<std::size_t>(id) >= strings.size()) return kEmpty;
+  return strings[static_cast<std::size_t>(id)];
+}
+
+int64_t ProfileData::find_string(const std::string& value) const {
+  for (std::size_t i = 0; i < strings.size(); ++i) {
+    if (strings[i] == value) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+std::string ProfileData::run_value(const std::string& key, const std::string& fallback) const {
+  auto it = run.find(key);
+  return it == run.end() ? fallback : it->second;
+}
+
+Result<ProfileData> load_profile(const std::string& path, const LoadOptions& options) {
+  auto file = find_profile_db(path);
+  if (!file.ok()) return file.status();
+  auto db = open_db(*file);
+  if (!db.ok()) return db.status();
+  ProfileData p;
+  p.db_path = *file;
+  for (auto step : {validate, load_basics, load_tasks, load_collectives, load_steps, load_overlap, load_node_data}) {
+    Status s = step(*db, p);
+    if (!s.ok()) return as_bad_input(s, p.db_path);
+  }
+  if (options.launches) NPUKIT_RETURN_IF_ERROR(as_bad_input(load_launches(*db, p), p.db_path));
+  if (options.counters) NPUKIT_RETURN_IF_ERROR(as_bad_input(load_counters(*db, p), p.db_path));
+  return p;
+}
+
+}  // namespace npukit::prof

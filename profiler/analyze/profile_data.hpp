@@ -1,0 +1,110 @@
+// ProfileData: one recording loaded for analysis (report, export, diff) — every task with its
+// op fields as STRING_IDS ids, the collectives, step windows, overlap, memory samples and node
+// events. Loading validates that the file is a profile database this tool can read and says
+// plainly what is wrong otherwise ("<path>: not a profile database (no META_DATA table)").
+//
+// Thread-safety: a loaded ProfileData is an immutable value.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "profiler/store/derive.hpp"
+#include "profiler/store/intervals.hpp"
+#include "profiler/store/sqlite_db.hpp"
+
+namespace npukit::prof {
+
+struct TaskRecord {
+  int32_t device = 0;
+  int64_t stream = 0;
+  int64_t task_id = 0;
+  int64_t global_task_id = 0;
+  int64_t connection_id = 0;
+  int64_t start = 0;  // Unix ns
+  int64_t end = 0;
+  int64_t task_type = 0;  // STRING_IDS ids; -1 = none (non-kernel tasks)
+  int64_t name = -1;
+  int64_t op_type = -1;
+  int64_t shapes = -1;
+  int64_t dtypes = -1;
+  int64_t formats = -1;
+  int64_t block_num = 0;
+  double flops = 0;
+  int64_t duration() const { return end - start; }
+};
+
+struct CollectiveRecord {
+  int32_t device = 0;
+  int64_t op_name = 0;  // STRING_IDS
+  int64_t op_type = 0;
+  int64_t start = 0, end = 0;
+  int64_t bytes = 0;  // COMMUNICATION_OP.count (bytes: the bus carries no dtype)
+  int ranks = 1;      // devices that ran the same opName
+};
+
+struct MemorySample {
+  int32_t device = 0;
+  int64_t ts = 0;
+  int64_t bytes = 0;
+};
+
+struct NodeEvent {
+  int32_t device = -1;
+  int64_t ts = 0;
+  std::string type;
+  uint64_t a = 0, b = 0, c = 0, d = 0;
+};
+
+struct LaunchRecord {  // CANN_API
+  int64_t connection_id = 0;
+  int64_t start = 0, end = 0;
+  int64_t type = 0;  // ENUM_API_TYPE id
+  int64_t global_tid = 0;
+  int64_t name = 0;  // STRING_IDS
+};
+
+struct CounterSample {
+  int32_t device = -1;
+  std::string name;  // track name with unit, e.g. "npu_power_watts", "hbm_bandwidth_bytes_per_s"
+  int64_t ts = 0;
+  double value = 0;
+};
+
+struct LoadOptions {
+  bool launches = false;  // CANN_API rows (the Chrome export's host threads and flows)
+  bool counters = false;  // sampled counters (the Chrome export's counter tracks)
+};
+
+struct ProfileData {
+  std::string db_path;
+  std::map<std::string, std::string> meta;  // META_DATA
+  std::map<std::string, std::string> run;   // EMU_RUN
+  std::vector<std::string> strings;         // STRING_IDS, by id
+  std::map<int, std::string> npu_names;     // NPU_INFO
+  int64_t session_start = 0, session_end = 0;
+  bool complete = false;
+  std::vector<TaskRecord> tasks;  // by globalTaskId
+  std::vector<CollectiveRecord> collectives;
+  std::optional<int64_t> main_job;
+  std::vector<StepWindow> steps;
+  std::map<int, Overlap> overlap;  // per device, from the tasks (as finalize derives OVERLAP_ANALYSIS)
+  std::vector<MemorySample> memory;
+  std::vector<NodeEvent> events;  // EMU_EVENT without alloc/free
+  uint64_t alloc_events = 0;      // NPU_OP_MEM alloc rows
+  std::vector<LaunchRecord> launches;   // with LoadOptions::launches
+  std::vector<CounterSample> counters;  // with LoadOptions::counters
+
+  const std::string& str(int64_t id) const;  // "" for -1 or an unknown id
+  int64_t find_string(const std::string& value) const;  // -1 when absent
+  std::string run_value(const std::string& key, const std::string& fallback = "") const;
+};
+
+// Opens `path` (DIR, PROF_ dir or .db; prof_layout.hpp) and loads it. Errors: NotFound (missing
+// path), InvalidArgument (not a SQLite file, not a profile database, unsupported schema, corrupt).
+Result<ProfileData> load_profile(const std::string& path, const LoadOptions& options = {});
+
+}  // namespace npukit::prof

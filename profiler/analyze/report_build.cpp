@@ -1,0 +1,293 @@
+#include "profiler/analyze/report_build.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <numeric>
+#include <tuple>
+#include <unordered_map>
+
+namespace npukit::prof {
+
+DurationStats duration_stats(std::vector<int64_t>& d) {
+  DurationStats s;
+  if (d.empty()) return s;
+  s.count = d.size();
+  s.total = std::accumulate(d.begin(), d.end(), int64_t{0});
+  auto [lo, hi] = std::minmax_element(d.begin(), d.end());
+  s.min = *lo, s.max = *hi;
+  s.avg = static_cast<double>(s.total) / static_cast<double>(s.count);
+  std::size_t mid = d.size() / 2;
+  std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(mid), d.end());
+  double upper = static_cast<double>(d[mid]);
+  if (d.size() % 2 == 1) {
+    s.median = upper;
+  } else {
+    double lower = static_cast<double>(*std::max_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(mid)));
+    s.median = (lower + upper) / 2;
+  }
+  return s;
+}
+
+namespace {
+
+template <typename Row>
+void set_ratios(std::vector<Row>& rows) {
+  int64_t sum = 0;
+  for (const Row& r : rows) sum += r.stats.total;
+  for (Row& r : rows) r.stats.ratio = sum > 0 ? 100.0 * static_cast<double>(r.stats.total) / static_cast<double>(sum) : 0;
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.stats.total > b.stats.total; });
+}
+
+ReportHeader header_of(const ProfileData& d) {
+  ReportHeader h;
+  h.db = d.db_path;
+  auto meta = [&](const char* k) { auto it = d.meta.find(k); return it == d.meta.end() ? std::string() : it->second; };
+  h.schema_version = meta("SCHEMA_VERSION");
+  h.producer = meta("PRODUCER");
+  h.complete = d.complete;
+  h.node = d.run_value("node", "NA");
+  h.node_spec = d.run_value("node_spec", "NA");
+  h.mode = d.run_value("mode", "NA");
+  h.command = d.run_value("command", "NA");
+  for (const auto& [id, name] : d.npu_names) h.devices.emplace_back(id, name);
+  h.session_start = d.session_start, h.session_end = d.session_end;
+  h.tasks = d.tasks.size();
+  h.first_task = d.tasks.empty() ? d.session_start : d.tasks.front().start;
+  for (const TaskRecord& t : d.tasks) h.first_task = std::min(h.first_task, t.start);
+  h.events_recorded = std::stoull(d.run_value("events_recorded", "0"));
+  h.events_missed = std::stoull(d.run_value("events_missed", "0"));
+  h.lossless_lost = d.run_value("lossless_lost", "0") == "1";
+  std::string exit = d.run_value("command_exit", "-1");
+  if (exit != "-1") h.command_exit = std::stoi(exit);
+  return h;
+}
+
+// Grouping by a few STRING_IDS ids: hashed while scanning (one lookup per task), then ordered
+// by key so equal totals keep a stable, reproducible order.
+template <std::size_t N>
+struct KeyHash {
+  std::size_t operator()(const std::array<int64_t, N>& k) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    return static_cast<std::size_t>(h);
+  }
+};
+template <std::size_t N, typename V>
+using Groups = std::unordered_map<std::array<int64_t, N>, V, KeyHash<N>>;
+
+template <std::size_t N, typename V>
+std::vector<std::pair<std::array<int64_t, N>, V>> by_key(Groups<N, V>& groups) {
+  std::vector<std::pair<std::array<int64_t, N>, V>> out(std::make_move_iterator(groups.begin()),
+                                                        std::make_move_iterator(groups.end()));
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+// op_statistic: per device, ratios within the device.
+void device_op_types(const ProfileData& d, const std::vector<std::size_t>& sel, Report& r) {
+  Groups<3, std::vector<int64_t>> groups;  // device, opType, taskType
+  for (std::size_t i : sel) {
+    const TaskRecord& t = d.tasks[i];
+    if (t.op_type >= 0) groups[{t.device, t.op_type, t.task_type}].push_back(t.duration());
+  }
+  std::map<int, std::vector<OpTypeRow>> by_device;
+  for (auto& [key, durations] : by_key(groups)) {
+    by_device[static_cast<int>(key[0])].push_back({d.str(key[1]), d.str(key[2]), duration_stats(durations)});
+  }
+  for (auto& [device, rows] : by_device) {
+    set_ratios(rows);
+    for (OpTypeRow& row : rows) r.device_op_types.push_back({device, std::move(row)});
+  }
+}
+
+void op_tables(const ProfileData& d, const std::vector<std::size_t>& sel, Report& r) {
+  device_op_types(d, sel, r);
+  Groups<2, std::vector<int64_t>> by_type;                       // opType, taskType
+  Groups<5, std::pair<std::vector<int64_t>, double>> by_name;    // name, shapes, dtypes, opType, taskType
+  for (std::size_t i : sel) {
+    const TaskRecord& t = d.tasks[i];
+    if (t.op_type < 0) continue;
+    by_type[{t.op_type, t.task_type}].push_back(t.duration());
+    auto& entry = by_name[{t.name, t.shapes, t.dtypes, t.op_type, t.task_type}];
+    entry.first.push_back(t.duration());
+    entry.second += t.flops;
+  }
+  for (auto& [key, durations] : by_key(by_type)) r.op_types.push_back({d.str(key[0]), d.str(key[1]), duration_stats(durations)});
+  for (auto& [key, entry] : by_key(by_name)) {
+    const std::string &shapes = d.str(key[1]), &dtypes = d.str(key[2]);
+    r.op_names.push_back({d.str(key[0]), d.str(key[3]), d.str(key[4]), shapes, dtypes, duration_stats(entry.first),
+                          entry.second, input_bytes(shapes, dtypes)});
+  }
+  set_ratios(r.op_types);
+  set_ratios(r.op_names);
+  for (const OpNameRow& row : r.op_names) {
+    if (row.core_type == "AI_CPU") r.aicpu_ops.push_back(row);
+  }
+}
+
+void top_tasks(const ProfileData& d, const std::vector<std::size_t>& sel, int top, Report& r) {
+  std::vector<std::size_t> order = sel;
+  auto n = std::min(order.size(), static_cast<std::size_t>(std::max(top, 0)));
+  auto longer = [&](std::size_t a, std::size_t b) {
+    const TaskRecord &x = d.tasks[a], &y = d.tasks[b];
+    return x.duration() != y.duration() ? x.duration() > y.duration() : x.global_task_id < y.global_task_id;
+  };
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(), longer);
+  std::vector<int64_t> waits = wait_times(d);
+  for (std::size_t k = 0; k < n; ++k) {
+    const TaskRecord& t = d.tasks[order[k]];
+    std::string core = d.str(t.task_type);
+    r.top_tasks.push_back({t.device, t.stream, t.task_id, t.name >= 0 ? d.str(t.name) : core,
+                           t.op_type >= 0 ? d.str(t.op_type) : core, core, t.shapes >= 0 ? d.str(t.shapes) : "",
+                           t.start, t.duration(), waits[order[k]], t.block_num});
+  }
+}
+
+void step_rows(const ProfileData& d, std::optional<int64_t> step, Report& r) {
+  static const Overlap kIdle;
+  for (const StepWindow& w : d.steps) {
+    if (step && w.step != *step) continue;
+    auto it = d.overlap.find(w.device);
+    r.steps.push_back({w.device, w.step, breakdown(it == d.overlap.end() ? kIdle : it->second, w.window)});
+  }
+}
+
+void comm_tables(const ProfileData& d, const StepFilter& filter, Report& r) {
+  std::map<int64_t, std::vector<int64_t>> by_type;
+  std::map<std::pair<int, int64_t>, std::vector<int64_t>> by_device;
+  std::map<std::tuple<int64_t, int64_t, int>, std::vector<int64_t>> by_size;
+  for (const CollectiveRecord& c : d.collectives) {
+    if (!filter.contains(c.device, c.start)) continue;
+    by_type[c.op_type].push_back(c.end - c.start);
+    by_device[{c.device, c.op_type}].push_back(c.end - c.start);
+    by_size[{c.op_type, c.bytes, c.ranks}].push_back(c.end - c.start);
+  }
+  for (auto& [type, durations] : by_type) r.comm_types.push_back({d.str(type), duration_stats(durations)});
+  set_ratios(r.comm_types);
+  std::map<int, std::vector<CommTypeRow>> device_rows;
+  for (auto& [key, durations] : by_device) device_rows[key.first].push_back({d.str(key.second), duration_stats(durations)});
+  for (auto& [device, rows] : device_rows) {
+    set_ratios(rows);
+    for (CommTypeRow& row : rows) r.device_comm_types.push_back({device, std::move(row)});
+  }
+  for (auto& [key, durations] : by_size) {
+    auto [type, bytes, ranks] = key;
+    DurationStats s = duration_stats(durations);
+    std::string op = d.str(type);
+    double algbw = s.avg > 0 ? static_cast<double>(bytes) * algbw_size_factor(op, ranks) / (s.avg / 1e9) : 0;
+    r.comm_sizes.push_back({op, bytes, ranks, s.count, s.avg, algbw, algbw * busbw_factor(op, ranks)});
+  }
+}
+
+void memory_tables(const ProfileData& d, Report& r) {
+  std::map<int, MemoryRow> rows;
+  for (const MemorySample& m : d.memory) {
+    auto [it, fresh] = rows.try_emplace(m.device, MemoryRow{m.device, m.bytes, m.ts, m.bytes, m.bytes, 0});
+    MemoryRow& row = it->second;
+    if (m.bytes > row.peak_bytes) row.peak_bytes = m.bytes, row.peak_ts = m.ts;
+    row.last_bytes = m.bytes;
+    ++row.samples;
+  }
+  for (auto& [device, row] : rows) r.memory.push_back(row);
+  constexpr int kSlots = 24;
+  int64_t span = std::max<int64_t>(1, d.session_end - d.session_start);
+  std::map<std::pair<int, int>, MemoryPoint> slots;
+  for (const MemorySample& m : d.memory) {
+    int slot = static_cast<int>(std::clamp<int64_t>((m.ts - d.session_start) * kSlots / span, 0, kSlots - 1));
+    auto [it, fresh] = slots.try_emplace({m.device, slot}, MemoryPoint{m.device, m.ts, m.bytes});
+    if (m.bytes > it->second.bytes) it->second = {m.device, m.ts, m.bytes};
+  }
+  for (auto& [key, point] : slots) r.memory_timeline.push_back(point);
+}
+
+void throttle_periods(const ProfileData& d, Report& r) {
+  std::map<int, ThrottlePeriod> open;
+  for (const NodeEvent& e : d.events) {
+    if (e.type != "throttle_changed") continue;
+    auto it = open.find(e.device);
+    if (e.b != 0 && it == open.end()) {
+      open[e.device] = {e.device, e.ts, e.ts, true, e.b, static_cast<double>(e.c)};
+    } else if (it != open.end()) {
+      it->second.reasons |= e.b;
+      if (e.c > 0) it->second.min_clock_mhz = std::min(it->second.min_clock_mhz, static_cast<double>(e.c));
+      if (e.b == 0) {
+        it->second.end = e.ts, it->second.open = false;
+        r.throttles.push_back(it->second);
+        open.erase(it);
+      }
+    }
+  }
+  for (auto& [device, p] : open) {
+    p.end = d.session_end;
+    r.throttles.push_back(p);
+  }
+}
+
+}  // namespace
+
+StepFilter::StepFilter(const ProfileData& d, std::optional<int64_t> step) : all_(!step) {
+  for (const StepWindow& w : d.steps) {
+    if (step && w.step == *step) windows_[w.device] = w.window;
+  }
+}
+
+bool StepFilter::contains(int device, int64_t start) const {
+  if (all_) return true;
+  auto it = windows_.find(device);
+  return it != windows_.end() && start >= it->second.start && start < it->second.end;
+}
+
+Result<std::vector<std::size_t>> select_tasks(const ProfileData& d, std::optional<int64_t> step) {
+  StepFilter filter(d, step);
+  if (step && filter.empty()) {
+    int64_t last = -1;
+    for (const StepWindow& w : d.steps) last = std::max(last, w.step);
+    return InvalidArgument(d.db_path + ": no step " + std::to_string(*step) + " recorded" +
+                           (last < 0 ? std::string(" (the recording has no steps)") : " (steps 0-" + std::to_string(last) + ")"));
+  }
+  std::vector<std::size_t> sel;
+  sel.reserve(d.tasks.size());
+  for (std::size_t i = 0; i < d.tasks.size(); ++i) {
+    if (filter.contains(d.tasks[i].device, d.tasks[i].start)) sel.push_back(i);
+  }
+  return sel;
+}
+
+std::vector<int64_t> wait_times(const ProfileData& d) {
+  // Per (device, stream), in start order: tasks arrive in globalTaskId order, which is already
+  // start order on an in-order stream, so most buckets need no sort.
+  std::unordered_map<int64_t, std::vector<std::size_t>> streams;  // device << 32 | stream
+  for (std::size_t i = 0; i < d.tasks.size(); ++i) {
+    streams[int64_t{d.tasks[i].device} << 32 | (d.tasks[i].stream & 0xffffffff)].push_back(i);
+  }
+  std::vector<int64_t> wait(d.tasks.size(), 0);
+  auto earlier = [&](std::size_t a, std::size_t b) {
+    return std::tie(d.tasks[a].start, d.tasks[a].global_task_id) < std::tie(d.tasks[b].start, d.tasks[b].global_task_id);
+  };
+  for (auto& [key, list] : streams) {
+    if (!std::is_sorted(list.begin(), list.end(), earlier)) std::sort(list.begin(), list.end(), earlier);
+    for (std::size_t k = 1; k < list.size(); ++k) {
+      wait[list[k]] = std::max<int64_t>(0, d.tasks[list[k]].start - d.tasks[list[k - 1]].end);
+    }
+  }
+  return wait;
+}
+
+Result<Report> build_report(const ProfileData& data, const ReportOptions& options) {
+  auto sel = select_tasks(data, options.step);
+  if (!sel.ok()) return sel.status();
+  Report r;
+  r.header = header_of(data);
+  r.header.step_filter = options.step;
+  op_tables(data, *sel, r);
+  top_tasks(data, *sel, options.top, r);
+  step_rows(data, options.step, r);
+  comm_tables(data, StepFilter(data, options.step), r);
+  memory_tables(data, r);
+  throttle_periods(data, r);
+  add_findings(data, r);
+  return r;
+}
+
+}  // namespace npukit::prof

@@ -1,0 +1,52 @@
+// Builds the report document (report_model.hpp) from a loaded recording (profile_data.hpp).
+//
+// Which tasks count: every task, or with a step filter only tasks that start inside that
+// step's window on their own device. Op tables cover kernels (COMPUTE_TASK_INFO rows); top
+// tasks cover every task; "wait" is the gap since the previous task on the same stream.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "profiler/analyze/profile_data.hpp"
+#include "profiler/analyze/report_model.hpp"
+
+namespace npukit::prof {
+
+struct ReportOptions {
+  int top = 10;
+  std::optional<int64_t> step;
+};
+
+// InvalidArgument when the step filter names a step the recording does not hold.
+Result<Report> build_report(const ProfileData& data, const ReportOptions& options);
+
+// Whether a task (or collective) starting at `start` on `device` is in the selected step.
+class StepFilter {
+ public:
+  StepFilter(const ProfileData& data, std::optional<int64_t> step);
+  bool contains(int device, int64_t start) const;
+  bool empty() const { return !all_ && windows_.empty(); }
+
+ private:
+  bool all_;
+  std::map<int, Interval> windows_;
+};
+
+// Indexes into data.tasks selected by the step filter, in globalTaskId order.
+Result<std::vector<std::size_t>> select_tasks(const ProfileData& data, std::optional<int64_t> step);
+// Per task (same order as data.tasks): gap since the previous task on its stream, ns (0 first).
+std::vector<int64_t> wait_times(const ProfileData& data);
+// Bytes of one call's inputs from msprof-style shapes ("8,16;16") and dtypes ("FLOAT16;INT64");
+// 0 when a dtype is unknown.
+double input_bytes(const std::string& shapes, const std::string& dtypes);
+// nccl-tests' algbw data size factor (x bytes per rank) and busbw factor for a collective type.
+double algbw_size_factor(const std::string& op_type, int ranks);
+double busbw_factor(const std::string& op_type, int ranks);
+
+// Adds the plain-language findings (findings.cpp).
+void add_findings(const ProfileData& data, Report& report);
+
+}  // namespace npukit::prof

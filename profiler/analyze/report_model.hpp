@@ -1,0 +1,134 @@
+// The report document: everything `npu-prof report` says about one recording, built once
+// (report_build.cpp) and printed by three renderers (report_text.cpp, report_csv.cpp,
+// report_json.cpp). Times are ns, sizes bytes, bandwidths bytes/s; renderers convert units and
+// name them in their headers.
+//
+// Thread-safety: a Report is a value.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profiler/store/intervals.hpp"
+
+namespace npukit::prof {
+
+struct DurationStats {
+  uint64_t count = 0;
+  int64_t total = 0, min = 0, max = 0;
+  double avg = 0, median = 0;
+  double ratio = 0;  // percent of the table's total time
+};
+// Fills count/total/min/max/avg/median (reorders `durations`); ratio is left to the caller.
+DurationStats duration_stats(std::vector<int64_t>& durations);
+
+struct ReportHeader {
+  std::string db;
+  std::string schema_version, producer;
+  bool complete = true;
+  std::string node, node_spec, mode, command;
+  std::vector<std::pair<int, std::string>> devices;  // id, chip name
+  int64_t session_start = 0, session_end = 0;
+  int64_t first_task = 0;  // the origin of the "offset" times
+  uint64_t tasks = 0;
+  uint64_t events_recorded = 0, events_missed = 0;
+  bool lossless_lost = false;
+  std::optional<int> command_exit;
+  std::optional<int64_t> step_filter;
+};
+
+struct OpTypeRow {
+  std::string op_type, core_type;
+  DurationStats stats;
+};
+
+struct DeviceOpTypeRow {  // op_statistic: per device
+  int device = 0;
+  OpTypeRow row;
+};
+
+struct OpNameRow {
+  std::string name, op_type, core_type, shapes, dtypes;
+  DurationStats stats;
+  double flops = 0;          // total over the calls
+  double input_bytes = 0;    // per call, from shapes x dtypes (0 when unknown)
+};
+
+struct TopTask {
+  int device = 0;
+  int64_t stream = 0, task_id = 0;
+  std::string name, op_type, core_type, shapes;
+  int64_t start = 0, duration = 0, wait = 0, block_num = 0;
+};
+
+struct StepRow {
+  int device = 0;
+  int64_t step = 0;
+  StepBreakdown b;
+};
+
+struct CommTypeRow {
+  std::string op_type;
+  DurationStats stats;
+};
+
+struct DeviceCommTypeRow {  // communication_statistic: per device
+  int device = 0;
+  CommTypeRow row;
+};
+
+struct CommSizeRow {
+  std::string op_type;
+  int64_t bytes = 0;  // per rank
+  int ranks = 1;
+  uint64_t count = 0;  // rank-level ops
+  double avg_ns = 0;
+  double algbw = 0, busbw = 0;  // bytes/s (nccl-tests definitions, reference section 4)
+};
+
+struct MemoryRow {
+  int device = 0;
+  int64_t peak_bytes = 0, peak_ts = 0, first_bytes = 0, last_bytes = 0;
+  uint64_t samples = 0;
+};
+
+struct MemoryPoint {
+  int device = 0;
+  int64_t ts = 0, bytes = 0;
+};
+
+struct ThrottlePeriod {
+  int device = 0;
+  int64_t start = 0, end = 0;
+  bool open = false;  // still throttled when the recording ended
+  uint64_t reasons = 0;
+  double min_clock_mhz = 0;
+};
+
+struct Finding {
+  std::string id;     // data_loader_starvation, unoverlapped_communication, memory_bound_ops, ...
+  std::string text;   // one plain-language sentence with its numbers
+  std::vector<std::pair<std::string, double>> numbers;  // the numbers behind it, named with units
+};
+
+struct Report {
+  ReportHeader header;
+  std::vector<OpTypeRow> op_types;
+  std::vector<DeviceOpTypeRow> device_op_types;
+  std::vector<OpNameRow> op_names;
+  std::vector<TopTask> top_tasks;
+  std::vector<OpNameRow> aicpu_ops;
+  std::vector<StepRow> steps;
+  std::vector<CommTypeRow> comm_types;
+  std::vector<DeviceCommTypeRow> device_comm_types;
+  std::vector<CommSizeRow> comm_sizes;
+  std::vector<MemoryRow> memory;
+  std::vector<MemoryPoint> memory_timeline;  // at most ~24 points per device
+  std::vector<ThrottlePeriod> throttles;
+  std::vector<Finding> findings;
+};
+
+}  // namespace npukit::prof

@@ -1,0 +1,129 @@
+#include "profiler/cli/cli.hpp"
+
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <atomic>
+#include <cstdio>
+
+#include "profiler/cli/cli_commands.hpp"
+#include "telemetry/naming.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) { g_stop.store(true); }
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
+struct Args {
+  RecordArgs record;
+  ReportArgs report;
+  ExportArgs exp;
+  DiffArgs diff;
+  std::string duration;
+  std::string mode = "fast";
+};
+
+void add_record(CLI::App& app, Args& a) {
+  auto* c = app.add_subcommand("record", "record what the node does into DIR/PROF_*/msprof_*.db");
+  c->add_option("-o,--output", a.record.options.out_dir, "output directory (created when missing)")->required();
+  c->add_option("--node-name,--node", a.record.options.node, "node to record (default $NPU_NODE or npukit)");
+  c->add_flag("--attach", a.record.options.attach, "record a running node (with --duration) instead of a command");
+  c->add_option("--duration", a.duration, "attach: how long to record, e.g. 10s, 500ms, 2m");
+  c->add_option("--mode", a.mode, "fast: lossless (the node waits for the recorder); paced: never slows the node, "
+                                  "counts what it misses")
+      ->check(CLI::IsMember({"fast", "paced"}))
+      ->capture_default_str();
+  c->add_option("command", a.record.options.command, "the command to run, after --");
+}
+
+void add_report(CLI::App& app, Args& a) {
+  auto* c = app.add_subcommand("report", "summarize a recording (text, msprof CSV files, or JSON)");
+  c->add_option("DIR", a.report.path, "the recording: DIR, its PROF_* directory or the .db file")->required();
+  c->add_option("--format", a.report.format, "text, csv or json")
+      ->check(CLI::IsMember({"text", "csv", "json"}))
+      ->capture_default_str();
+  c->add_option("--top", a.report.top, "rows of the top-N tables")->check(CLI::Range(1, 100000))->capture_default_str();
+  c->add_option("--step", a.report.step, "only this step (0-based) in the step breakdown and the op tables");
+  c->add_option("-o,--output", a.report.out_dir, "csv: where to write the files (default: <PROF_dir>/mindstudio_profiler_output)");
+}
+
+void add_export(CLI::App& app, Args& a) {
+  auto* c = app.add_subcommand("export", "export a recording for trace viewers");
+  c->add_option("--chrome", a.exp.chrome, "write a Trace Event Format JSON file (Perfetto UI, chrome://tracing, speedscope)")
+      ->required();
+  c->add_option("DIR", a.exp.path, "the recording")->required();
+}
+
+void add_diff(CLI::App& app, Args& a) {
+  auto* c = app.add_subcommand("diff", "what changed between two recordings, op by op and per step");
+  c->add_option("A", a.diff.a, "the baseline recording")->required();
+  c->add_option("B", a.diff.b, "the recording to compare")->required();
+  c->add_option("--format", a.diff.format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  c->add_option("--top", a.diff.top, "op rows to show")->check(CLI::Range(1, 100000))->capture_default_str();
+}
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "npu-prof: %s\n", message.c_str());
+  return kExitUsage;
+}
+
+int dispatch(CLI::App& app, Args& a) {
+  if (app.got_subcommand("record")) {
+    RecordOptions& o = a.record.options;
+    if (o.node.empty()) o.node = telemetry::node_name_from_env();
+    o.lossless = a.mode == "fast";
+    if (o.attach && !o.command.empty()) return usage_error("record: --attach and a command exclude each other");
+    if (o.attach && a.duration.empty()) return usage_error("record: --attach needs --duration, e.g. --duration 10s");
+    if (!o.attach && o.command.empty()) return usage_error("record: give the command to record after --, or --attach --duration D");
+    if (!a.duration.empty()) {
+      if (!o.attach) return usage_error("record: --duration applies to --attach");
+      auto d = parse_duration(a.duration);
+      if (!d.ok()) return usage_error("record: " + d.status().message());
+      o.duration = *d;
+    }
+    install_stop_handlers();
+    return run_record(a.record, &g_stop);
+  }
+  if (app.got_subcommand("report")) return run_report(a.report);
+  if (app.got_subcommand("export")) return run_export(a.exp);
+  if (app.got_subcommand("diff")) return run_diff(a.diff);
+  return usage_error("give a command: record, report, export or diff (see --help)");
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"npu-prof: operator timelines of an emulated Ascend node in an msprof-shaped SQLite database"};
+  app.require_subcommand(1);
+  Args a;
+  add_record(app, a);
+  add_report(app, a);
+  add_export(app, a);
+  add_diff(app, a);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return usage_error(e.what());
+  }
+  return dispatch(app, a);
+}
+
+}  // namespace npukit::prof

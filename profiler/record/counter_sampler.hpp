@@ -1,0 +1,52 @@
+// CounterSampler: turns bus snapshots into counter time series.
+//
+//   msprof tables: AICORE_FREQ (npu_aicore_clock_mhz), NPU_MEM (HBM or DDR in use, bytes),
+//                  HBM (bandwidth from the delta of npu_hbm_bytes_total, bytes/s, type
+//                  "read/write": the bus counts both together), HCCS (per device: tx = its
+//                  HCCS links' tx deltas, rx = the tx deltas of the links towards it, bytes/s)
+//   EMU_COUNTER:   every ok gauge and counter of the node, each device and each link, by its
+//                  field-registry name (power, temperature, utilizations, clocks, HBM, link
+//                  bytes, throttle reasons, ...): the raw values, totals stay totals.
+//
+// Sample time = clock_base_ns + npu_node_virtual_time_ns of the snapshot, the same clock as the
+// events. A snapshot whose virtual time did not advance, or a stale one, adds nothing.
+//
+// Thread-safety: one thread owns a sampler.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "profiler/store/profile_writer.hpp"
+#include "telemetry/snapshot.hpp"
+
+namespace npukit::prof {
+
+class CounterSampler {
+ public:
+  CounterSampler(ProfileWriter& writer, int64_t clock_base_ns) : w_(writer), base_(clock_base_ns) {}
+
+  // NPU_INFO and EMU_LINK rows from the snapshot's identity (call once, first).
+  Status describe(const telemetry::Snapshot& snapshot);
+  Status sample(const telemetry::Snapshot& snapshot);
+  uint64_t samples() const { return samples_; }
+
+ private:
+  Result<int64_t> field_name(const telemetry::FieldDef& field);
+  Status registry_rows(const telemetry::Snapshot& s, int64_t ts);
+  Status device_rows(const telemetry::Snapshot& s, int device, int64_t ts, double dt_s);
+  Status hccs_rows(const telemetry::Snapshot& s, int64_t ts, double dt_s);
+
+  ProfileWriter& w_;
+  int64_t base_;
+  int64_t last_ts_ = -1;
+  uint64_t samples_ = 0;
+  std::map<telemetry::FieldId, int64_t> names_;
+  std::vector<double> prev_hbm_bytes_;   // per device, NaN = none yet
+  std::vector<double> prev_link_bytes_;  // per link, NaN = none yet
+  int64_t device_type_ = 0;              // STRING_IDS "device"
+  int64_t hbm_type_ = 0;                 // STRING_IDS "read/write"
+};
+
+}  // namespace npukit::prof

@@ -1,0 +1,225 @@
+#include "profiler/record/event_mapper.hpp"
+
+#include <algorithm>
+
+#include "profiler/store/schema.hpp"
+
+namespace npukit::prof {
+
+namespace tf = telemetry;
+
+namespace {
+
+constexpr std::size_t kMaxCachedId = 1u << 20;  // bus string ids are dense and far below this
+
+int64_t i64(uint64_t v) { return static_cast<int64_t>(v); }
+
+std::string formats_for(std::string_view shapes) {
+  if (shapes.empty()) return "";
+  std::string out = "ND";
+  for (char c : shapes) {
+    if (c == ';') out += ";ND";
+  }
+  return out;
+}
+
+template <typename T>
+void grow(std::vector<T>& v, std::size_t index, T fill) {
+  if (index >= v.size()) v.resize(std::max(index + 1, v.size() * 2), fill);
+}
+
+}  // namespace
+
+Result<EventMapper> EventMapper::create(ProfileWriter& writer, Resolver resolver, Options options) {
+  EventMapper m(writer, std::move(resolver), options);
+  int64_t* slots[] = {&m.ids_.ai_core, &m.ids_.ai_vector_core, &m.ids_.ai_cpu, &m.ids_.memcpy,
+                      &m.ids_.communication, &m.ids_.na, &m.ids_.flops, &m.ids_.nd, &m.ids_.empty,
+                      &m.ids_.alloc, &m.ids_.free};
+  const char* values[] = {"AI_CORE", "AI_VECTOR_CORE", "AI_CPU", "MEMCPY_ASYNC", "COMMUNICATION", "N/A",
+                          "flops",   "ND",             "",       "alloc",        "free"};
+  for (std::size_t i = 0; i < std::size(slots); ++i) {
+    auto id = writer.intern(values[i]);
+    if (!id.ok()) return id.status();
+    *slots[i] = *id;
+  }
+  return m;
+}
+
+Result<int64_t> EventMapper::string_id(uint32_t bus_id) {
+  if (bus_id == 0) return ids_.empty;
+  if (bus_id < strings_.size() && strings_[bus_id] >= 0) return strings_[bus_id];
+  auto text = resolve_(bus_id);
+  if (!text.ok()) return text.status();
+  auto id = w_.intern(*text);
+  if (!id.ok()) return id.status();
+  if (bus_id < kMaxCachedId) {
+    grow<int64_t>(strings_, bus_id, -1);
+    strings_[bus_id] = *id;
+  }
+  return *id;
+}
+
+Result<const EventMapper::Descriptor*> EventMapper::descriptor(uint32_t bus_id) {
+  if (bus_id < have_descriptor_.size() && have_descriptor_[bus_id]) return &descriptors_[bus_id];
+  if (bus_id >= kMaxCachedId) return InternalError("bus string id " + std::to_string(bus_id) + " out of range");
+  std::string text;
+  if (bus_id != 0) {
+    auto r = resolve_(bus_id);
+    if (!r.ok()) return r.status();
+    text = std::move(*r);
+  }
+  // "<framework op>|<input shapes>|<input dtypes>"
+  std::size_t a = text.find('|');
+  std::size_t b = a == std::string::npos ? std::string::npos : text.find('|', a + 1);
+  std::string op = text.substr(0, a);
+  std::string shapes = a == std::string::npos ? "N/A" : text.substr(a + 1, b == std::string::npos ? b : b - a - 1);
+  std::string dtypes = b == std::string::npos ? "N/A" : text.substr(b + 1);
+  Descriptor d;
+  for (auto [slot, value] : {std::pair{&d.name, op.empty() ? std::string("N/A") : op}, std::pair{&d.shapes, shapes},
+                             std::pair{&d.dtypes, dtypes}, std::pair{&d.formats, shapes == "N/A" ? shapes : formats_for(shapes)}}) {
+    auto id = w_.intern(value);
+    if (!id.ok()) return id.status();
+    *slot = *id;
+  }
+  grow<Descriptor>(descriptors_, bus_id, Descriptor{});
+  grow<bool>(have_descriptor_, bus_id, false);
+  descriptors_[bus_id] = d;
+  have_descriptor_[bus_id] = true;
+  return &descriptors_[bus_id];
+}
+
+Result<EventMapper::Launch> EventMapper::launch_kind(uint32_t bus_id) {
+  if (bus_id < have_launch_.size() && have_launch_[bus_id]) return launches_[bus_id];
+  if (bus_id >= kMaxCachedId) return InternalError("bus string id " + std::to_string(bus_id) + " out of range");
+  auto text = bus_id == 0 ? Result<std::string>(std::string("N/A")) : resolve_(bus_id);
+  if (!text.ok()) return text.status();
+  auto name = w_.intern(*text);
+  if (!name.ok()) return name.status();
+  Launch l{*name, enum_id::kApiAcl};
+  if (*text == "memcpy") l.type = enum_id::kApiRuntime;
+  else if (text->rfind("hcom_", 0) == 0) l.type = enum_id::kApiCommunication;
+  grow<Launch>(launches_, bus_id, Launch{});
+  grow<bool>(have_launch_, bus_id, false);
+  launches_[bus_id] = l;
+  have_launch_[bus_id] = true;
+  return l;
+}
+
+Result<int64_t> EventMapper::task(const tf::Event& e, int64_t duration, uint64_t stream_pid, uint64_t task_id,
+                                  int64_t task_type) {
+  int64_t start = unix_ns(e.ts_ns);
+  int64_t end = start + duration;
+  int64_t gid = w_.next_global_task_id();
+  NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kTask, {start, end, int64_t{e.device}, i64(task_id), gid,
+                                                  int64_t{tf::unpack_pid(stream_pid)}, task_type, kNoId32,
+                                                  int64_t{tf::unpack_stream(stream_pid)}, i64(task_id), kNoId32}));
+  w_.note_time(start, end);
+  last_ts_ = std::max(last_ts_, end);
+  return gid;
+}
+
+Status EventMapper::kernel(const tf::Event& e) {
+  uint64_t d = e.words[3];
+  uint64_t unit = d & 0xff;
+  int64_t type = unit == 0 ? ids_.ai_core : unit == 1 ? ids_.ai_vector_core : ids_.ai_cpu;
+  auto op_type = string_id(e.name_id);
+  if (!op_type.ok()) return op_type.status();
+  auto desc = descriptor(e.aux_id);
+  if (!desc.ok()) return desc.status();
+  auto gid = task(e, i64(e.words[0]), e.words[1], (d >> 8) & ((uint64_t{1} << 48) - 1), type);
+  if (!gid.ok()) return gid.status();
+  const Descriptor& x = **desc;
+  int64_t na = ids_.na;
+  NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kComputeTaskInfo,
+                                   {x.name, *gid, i64(d >> 56), int64_t{0}, type, *op_type, x.formats, x.dtypes,
+                                    x.shapes, na, na, na, na, na, na, na, na}));
+  return w_.insert(Table::kTaskPmuInfo, {*gid, ids_.flops, e.f64(2)});
+}
+
+Status EventMapper::memcpy(const tf::Event& e) {
+  auto gid = task(e, i64(e.words[0]), e.words[3], e.words[2] >> 8, ids_.memcpy);
+  if (!gid.ok()) return gid.status();
+  return w_.insert(Table::kMemcpyInfo, {*gid, i64(e.words[1]), memcpy_operation(e.words[2] & 0xff)});
+}
+
+Status EventMapper::collective(const tf::Event& e) {
+  auto op_type = string_id(e.name_id);
+  if (!op_type.ok()) return op_type.status();
+  auto gid = task(e, i64(e.words[0]), e.words[3], e.words[2], ids_.communication);
+  if (!gid.ok()) return gid.status();
+  int64_t k = collective_seq_[{e.device, *op_type}]++;
+  auto type_text = e.name_id == 0 ? Result<std::string>(std::string("hcom_")) : resolve_(e.name_id);
+  if (!type_text.ok()) return type_text.status();
+  auto op_name = w_.intern(*type_text + "_" + std::to_string(k));
+  if (!op_name.ok()) return op_name.status();
+  int64_t start = unix_ns(e.ts_ns), end = start + i64(e.words[0]), bytes = i64(e.words[1]);
+  int64_t op_id = w_.next_op_id();
+  NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kCommunicationOp,
+                                   {*op_name, start, end, i64(e.words[2]), ids_.na, op_id, int64_t{0}, int64_t{0},
+                                    enum_id::kDataTypeNA, ids_.na, bytes, *op_type, int64_t{e.device}, int64_t{0}}));
+  double bandwidth = end > start ? static_cast<double>(bytes) * 1e9 / static_cast<double>(end - start) : 0.0;
+  return w_.insert(Table::kCommunicationTaskInfo,
+                   {*op_type, *gid, ids_.communication, int64_t{0}, ids_.na, kNoNotifyId, enum_id::kRdmaNA,
+                    int64_t{e.device}, kNoId32, enum_id::kTransportSdma, bytes, enum_id::kDataTypeNA,
+                    options_.link_type, op_id, int64_t{1}, bandwidth});
+}
+
+Status EventMapper::launch(const tf::Event& e) {
+  auto kind = launch_kind(e.name_id);
+  if (!kind.ok()) return kind.status();
+  int64_t ts = unix_ns(e.ts_ns);
+  int64_t tid = int64_t{tf::unpack_pid(e.words[1])} << 32 | (e.device < 0 ? 0 : e.device);
+  w_.note_time(ts, ts);
+  return w_.insert(Table::kCannApi, {ts, ts, kind->type, tid, i64(e.words[0]), kind->name});
+}
+
+Status EventMapper::step(const tf::Event& e) {
+  auto job = string_id(e.name_id);
+  if (!job.ok()) return job.status();
+  int64_t start = unix_ns(e.ts_ns), end = start + i64(e.words[2]);
+  w_.note_time(start, end);
+  return w_.insert(Table::kEmuStep, {i64(e.words[0]), *job, int64_t{e.device}, i64(e.words[1]), start, end,
+                                     i64(e.words[3]) << 32});
+}
+
+Status EventMapper::marker(const tf::Event& e) {
+  auto message = string_id(e.name_id);
+  if (!message.ok()) return message.status();
+  int64_t ts = unix_ns(e.ts_ns);
+  w_.note_time(ts, ts);
+  std::monostate none;
+  return w_.insert(Table::kMstxEvents, {ts, ts, enum_id::kMstxMarker, none, none, *message, none, none, none, none});
+}
+
+Status EventMapper::node_event(const tf::Event& e) {
+  const tf::EventTypeDef* def = tf::find_event_type(e.type);
+  auto type = w_.intern(def != nullptr ? def->name : "unknown_" + std::to_string(static_cast<int>(e.type)));
+  if (!type.ok()) return type.status();
+  auto name = string_id(e.name_id);
+  if (!name.ok()) return name.status();
+  auto message = string_id(e.aux_id);
+  if (!message.ok()) return message.status();
+  int64_t ts = unix_ns(e.ts_ns);
+  w_.note_time(ts, ts);
+  const auto& w = e.words;
+  NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kEmuEvent, {ts, int64_t{e.device}, *type, *name, *message, i64(w[0]),
+                                                      i64(w[1]), i64(w[2]), i64(w[3])}));
+  if (e.type != tf::EventType::kAlloc && e.type != tf::EventType::kFree) return Status::Ok();
+  bool alloc = e.type == tf::EventType::kAlloc;
+  return w_.insert(Table::kNpuOpMem, {ids_.na, i64(w[1]), alloc ? ids_.alloc : ids_.free, i64(w[0]), ts,
+                                      i64(w[2]) << 32, i64(w[3]), std::monostate{}, ids_.na, int64_t{e.device}});
+}
+
+Status EventMapper::map(const tf::Event& e) {
+  switch (e.type) {
+    case tf::EventType::kKernel: return kernel(e);
+    case tf::EventType::kMemcpy: return memcpy(e);
+    case tf::EventType::kCollective: return collective(e);
+    case tf::EventType::kLaunch: return launch(e);
+    case tf::EventType::kStep: return step(e);
+    case tf::EventType::kMarker: return marker(e);
+    default: return node_event(e);
+  }
+}
+
+}  // namespace npukit::prof

@@ -1,0 +1,94 @@
+// EventMapper: turns telemetry bus events (telemetry/events.cpp is the table of their payloads)
+// into rows of the profile database. The one place that knows both sides.
+//
+//   kernel      -> TASK (taskType AI_CORE / AI_VECTOR_CORE / AI_CPU by unit) + COMPUTE_TASK_INFO
+//                  (name = framework op, opType = NPU kernel, shapes/dtypes from the event's aux,
+//                  formats ND per input) + TASK_PMU_INFO "flops"
+//   memcpy      -> TASK (MEMCPY_ASYNC) + MEMCPY_INFO
+//   collective  -> TASK (COMMUNICATION) + COMMUNICATION_OP + COMMUNICATION_TASK_INFO. The bus
+//                  carries neither communicator nor dtype: groupName/algType are "N/A", dataType
+//                  N/A (65534) and count holds bytes. opName = "<opType>_<k>" for the k-th op of
+//                  that type on the device, so the ranks of one collective share an opName
+//                  (finalize counts them into rankSize).
+//   launch      -> CANN_API (start = end = the host queue time; the bus has no API duration),
+//                  type acl for kernels, runtime for copies, communication for collectives.
+//                  globalTid = pid << 32 | device: the emulator drives each rank from one host
+//                  thread and does not publish thread ids.
+//   step        -> EMU_STEP;  marker -> MSTX_EVENTS;  alloc/free -> NPU_OP_MEM + EMU_EVENT;
+//   others      -> EMU_EVENT (jobs, health, throttling, faults, ECC, links, timeouts).
+//
+// Timestamps: bus ts (virtual ns since the node started) + clock_base_ns (the node's
+// start_realtime_ns) = the database's Unix ns. connectionId = the bus task id.
+//
+// Thread-safety: one thread (the recorder's) owns a mapper.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "profiler/store/profile_writer.hpp"
+#include "telemetry/events.hpp"
+
+namespace npukit::prof {
+
+class EventMapper {
+ public:
+  // Resolves a bus string id (EventCursor::resolve).
+  using Resolver = std::function<Result<std::string>(uint32_t)>;
+
+  struct Options {
+    int64_t clock_base_ns = 0;
+    int64_t link_type = 1;  // ENUM_HCCL_LINK_TYPE of collectives: HCCS, or PCIE on PCIe-only nodes
+  };
+
+  static Result<EventMapper> create(ProfileWriter& writer, Resolver resolver, Options options);
+  Status map(const telemetry::Event& event);
+
+  // Last bus timestamp mapped, Unix ns (0 before the first event).
+  int64_t last_ts_ns() const { return last_ts_; }
+
+ private:
+  struct Descriptor {
+    int64_t name = 0, shapes = 0, dtypes = 0, formats = 0;
+  };
+  struct Launch {
+    int64_t name = 0, type = 0;
+  };
+  struct Ids {  // STRING_IDS ids interned once
+    int64_t ai_core, ai_vector_core, ai_cpu, memcpy, communication, na, flops, nd, empty, alloc, free;
+  };
+
+  EventMapper(ProfileWriter& writer, Resolver resolver, Options options)
+      : w_(writer), resolve_(std::move(resolver)), options_(options) {}
+  Result<int64_t> string_id(uint32_t bus_id);
+  Result<const Descriptor*> descriptor(uint32_t bus_id);
+  Result<Launch> launch_kind(uint32_t bus_id);
+  Result<int64_t> task(const telemetry::Event& e, int64_t duration, uint64_t stream_pid, uint64_t task_id,
+                       int64_t task_type);
+  Status kernel(const telemetry::Event& e);
+  Status memcpy(const telemetry::Event& e);
+  Status collective(const telemetry::Event& e);
+  Status launch(const telemetry::Event& e);
+  Status step(const telemetry::Event& e);
+  Status marker(const telemetry::Event& e);
+  Status node_event(const telemetry::Event& e);
+  int64_t unix_ns(uint64_t bus_ts) const { return static_cast<int64_t>(bus_ts) + options_.clock_base_ns; }
+
+  ProfileWriter& w_;
+  Resolver resolve_;
+  Options options_;
+  Ids ids_{};
+  // Caches indexed by bus string id (dense, small): -1 = not resolved yet.
+  std::vector<int64_t> strings_;
+  std::vector<Descriptor> descriptors_;
+  std::vector<bool> have_descriptor_;
+  std::vector<Launch> launches_;
+  std::vector<bool> have_launch_;
+  std::map<std::pair<int, int64_t>, int64_t> collective_seq_;  // (device, opType id) -> count
+  int64_t last_ts_ = 0;
+};
+
+}  // namespace npukit::prof

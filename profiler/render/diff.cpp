@@ -1,0 +1,141 @@
+#include "profiler/render/diff.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "profiler/render/text_table.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+using nlohmann::json;
+
+std::vector<StepDiff> step_diffs(const Report& a, const Report& b) {
+  auto averages = [](const Report& r) {
+    std::array<double, 7> sum{};
+    for (const StepRow& s : r.steps) {
+      const StepBreakdown& x = s.b;
+      int64_t v[] = {x.step, x.computing, x.communication, x.overlapped, x.comm_not_overlapped, x.free, x.preparing};
+      for (std::size_t i = 0; i < sum.size(); ++i) sum[i] += static_cast<double>(v[i]);
+    }
+    for (double& v : sum) v = r.steps.empty() ? 0 : v / static_cast<double>(r.steps.size());
+    return sum;
+  };
+  static const char* kNames[] = {"Step", "Computing", "Communication", "Overlapped", "Communication(Not Overlapped)",
+                                 "Free", "Preparing"};
+  auto sa = averages(a), sb = averages(b);
+  std::vector<StepDiff> out;
+  for (std::size_t i = 0; i < sa.size(); ++i) out.push_back({kNames[i], sa[i], sb[i]});
+  return out;
+}
+
+std::vector<OpDiff> op_diffs(const Report& a, const Report& b) {
+  using Key = std::tuple<std::string, std::string, std::string, std::string>;
+  std::map<Key, OpDiff> ops;
+  for (const OpNameRow& r : a.op_names) {
+    ops[{r.name, r.shapes, r.op_type, r.core_type}] = {r.name, r.op_type, r.core_type, r.shapes, r.stats, {}};
+  }
+  for (const OpNameRow& r : b.op_names) {
+    auto [it, fresh] = ops.try_emplace({r.name, r.shapes, r.op_type, r.core_type},
+                                       OpDiff{r.name, r.op_type, r.core_type, r.shapes, {}, {}});
+    it->second.b = r.stats;
+  }
+  std::vector<OpDiff> out;
+  for (auto& [key, d] : ops) out.push_back(std::move(d));
+  std::stable_sort(out.begin(), out.end(), [](const OpDiff& x, const OpDiff& y) {
+    return std::llabs(x.delta_total()) > std::llabs(y.delta_total());
+  });
+  return out;
+}
+
+std::vector<CommDiff> comm_diffs(const Report& a, const Report& b) {
+  std::map<std::string, CommDiff> comm;
+  for (const CommTypeRow& r : a.comm_types) comm[r.op_type] = {r.op_type, r.stats, {}};
+  for (const CommTypeRow& r : b.comm_types) {
+    comm.try_emplace(r.op_type, CommDiff{r.op_type, {}, {}}).first->second.b = r.stats;
+  }
+  std::vector<CommDiff> out;
+  for (auto& [type, d] : comm) out.push_back(std::move(d));
+  return out;
+}
+
+std::string us(double ns) { return fixed(ns / 1e3, 3); }
+
+std::string change(double a, double b) {
+  if (a == 0) return b == 0 ? "0.0%" : "new";
+  return (b >= a ? "+" : "") + fixed(100.0 * (b - a) / a, 1) + "%";
+}
+
+std::string side(const DurationStats& s, double value) { return s.count == 0 ? "-" : us(value); }
+
+}  // namespace
+
+DiffReport diff_reports(const Report& a, const Report& b) {
+  DiffReport d;
+  d.a_db = a.header.db, d.b_db = b.header.db;
+  d.a_steps = a.steps.size(), d.b_steps = b.steps.size();
+  d.steps = step_diffs(a, b);
+  d.ops = op_diffs(a, b);
+  d.comm = comm_diffs(a, b);
+  std::set<std::string> fa, fb;
+  for (const Finding& f : a.findings) fa.insert(f.id);
+  for (const Finding& f : b.findings) fb.insert(f.id);
+  std::set_difference(fa.begin(), fa.end(), fb.begin(), fb.end(), std::back_inserter(d.findings_gone));
+  std::set_difference(fb.begin(), fb.end(), fa.begin(), fa.end(), std::back_inserter(d.findings_new));
+  return d;
+}
+
+std::string render_diff_text(const DiffReport& d, int top) {
+  std::string out = "npu-prof diff\n  A: " + d.a_db + "\n  B: " + d.b_db + "\n";
+  out += "\n== Step breakdown (average per device-step; A " + std::to_string(d.a_steps) + ", B " +
+         std::to_string(d.b_steps) + " device-steps) ==\n";
+  TextTable steps({"Metric", "A(us)", "B(us)", "Delta(us)", "Change"}, 1);
+  for (const StepDiff& s : d.steps) steps.add({s.metric, us(s.a_ns), us(s.b_ns), us(s.b_ns - s.a_ns), change(s.a_ns, s.b_ns)});
+  out += steps.render();
+  out += "\n== Ops by name and input shapes (top " + std::to_string(top) + " by change of total time) ==\n";
+  TextTable ops({"Name", "OP Type", "Core Type", "Input Shapes", "Count A", "Count B", "Avg A(us)", "Avg B(us)",
+                 "Avg change", "Total A(us)", "Total B(us)", "Delta total(us)"}, 4);
+  for (std::size_t i = 0; i < d.ops.size() && i < static_cast<std::size_t>(top); ++i) {
+    const OpDiff& o = d.ops[i];
+    std::string avg_change = o.a.count == 0 ? "only in B" : o.b.count == 0 ? "only in A" : change(o.a.avg, o.b.avg);
+    ops.add({o.name, o.op_type, o.core_type, o.shapes, std::to_string(o.a.count), std::to_string(o.b.count),
+             side(o.a, o.a.avg), side(o.b, o.b.avg), avg_change, us(static_cast<double>(o.a.total)),
+             us(static_cast<double>(o.b.total)), us(static_cast<double>(o.delta_total()))});
+  }
+  out += ops.empty() ? "  (no kernels on either side)\n" : ops.render();
+  out += "\n== Communication by type ==\n";
+  TextTable comm({"OP Type", "Count A", "Count B", "Avg A(us)", "Avg B(us)", "Avg change", "Total A(us)", "Total B(us)"}, 1);
+  for (const CommDiff& c : d.comm) {
+    comm.add({c.op_type, std::to_string(c.a.count), std::to_string(c.b.count), side(c.a, c.a.avg), side(c.b, c.b.avg),
+              change(c.a.avg, c.b.avg), us(static_cast<double>(c.a.total)), us(static_cast<double>(c.b.total))});
+  }
+  out += comm.empty() ? "  (no collectives on either side)\n" : comm.render();
+  out += "\n== Findings ==\n";
+  for (const std::string& f : d.findings_new) out += "  + " + f + " (only in B)\n";
+  for (const std::string& f : d.findings_gone) out += "  - " + f + " (only in A)\n";
+  if (d.findings_new.empty() && d.findings_gone.empty()) out += "  (same findings)\n";
+  return out;
+}
+
+json render_diff_json(const DiffReport& d) {
+  auto stats = [](const DurationStats& s) -> json {
+    if (s.count == 0) return nullptr;
+    return {{"count", s.count}, {"total_ns", s.total}, {"avg_ns", s.avg}, {"median_ns", s.median}};
+  };
+  json steps = json::array(), ops = json::array(), comm = json::array();
+  for (const StepDiff& s : d.steps) steps.push_back({{"metric", s.metric}, {"a_ns", s.a_ns}, {"b_ns", s.b_ns}});
+  for (const OpDiff& o : d.ops) {
+    ops.push_back({{"name", o.name}, {"op_type", o.op_type}, {"core_type", o.core_type}, {"input_shapes", o.shapes},
+                   {"a", stats(o.a)}, {"b", stats(o.b)}, {"delta_total_ns", o.delta_total()}});
+  }
+  for (const CommDiff& c : d.comm) comm.push_back({{"op_type", c.op_type}, {"a", stats(c.a)}, {"b", stats(c.b)}});
+  return {{"a", d.a_db}, {"b", d.b_db},   {"a_device_steps", d.a_steps}, {"b_device_steps", d.b_steps},
+          {"steps", steps}, {"ops", ops}, {"communication", comm},
+          {"findings_new", d.findings_new}, {"findings_gone", d.findings_gone}};
+}
+
+}  // namespace npukit::prof

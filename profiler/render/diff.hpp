@@ -1,0 +1,50 @@
+// `npu-prof diff A B`: what changed between two recordings, built from their two reports.
+//   - the step breakdown, averaged per device-step (step, computing, communication, overlapped,
+//     not overlapped, free, preparing);
+//   - ops by name + input shapes (+ op type, core type): count, total and average in A and B,
+//     sorted by the absolute change of total time; ops present on one side only are marked;
+//   - collectives by type; findings that appeared or disappeared.
+// Renderers: text and JSON (nlohmann).
+//
+// Thread-safety: values and pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "profiler/analyze/report_model.hpp"
+
+namespace npukit::prof {
+
+struct OpDiff {
+  std::string name, op_type, core_type, shapes;
+  DurationStats a, b;  // count 0 = absent on that side
+  int64_t delta_total() const { return b.total - a.total; }
+};
+
+struct StepDiff {
+  std::string metric;  // "Step", "Computing", ...
+  double a_ns = 0, b_ns = 0;
+};
+
+struct CommDiff {
+  std::string op_type;
+  DurationStats a, b;
+};
+
+struct DiffReport {
+  std::string a_db, b_db;
+  uint64_t a_steps = 0, b_steps = 0;  // device-steps averaged
+  std::vector<StepDiff> steps;
+  std::vector<OpDiff> ops;
+  std::vector<CommDiff> comm;
+  std::vector<std::string> findings_gone, findings_new;  // finding ids
+};
+
+DiffReport diff_reports(const Report& a, const Report& b);
+std::string render_diff_text(const DiffReport& diff, int top);
+nlohmann::json render_diff_json(const DiffReport& diff);
+
+}  // namespace npukit::prof

@@ -1,0 +1,110 @@
+#include "profiler/render/report_render.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+using nlohmann::json;
+
+json stats(const DurationStats& s) {
+  return {{"count", s.count},   {"total_ns", s.total},   {"avg_ns", s.avg},    {"min_ns", s.min},
+          {"max_ns", s.max},    {"median_ns", s.median}, {"ratio_percent", s.ratio}};
+}
+
+json header(const ReportHeader& h) {
+  json devices = json::array();
+  for (const auto& [id, name] : h.devices) devices.push_back({{"id", id}, {"name", name}});
+  return {{"database", h.db},
+          {"schema_version", h.schema_version},
+          {"producer", h.producer},
+          {"complete", h.complete},
+          {"node", h.node},
+          {"node_spec", h.node_spec},
+          {"mode", h.mode},
+          {"command", h.command},
+          {"command_exit", h.command_exit ? json(*h.command_exit) : json(nullptr)},
+          {"devices", devices},
+          {"session_start_ns", h.session_start},
+          {"session_end_ns", h.session_end},
+          {"first_task_ns", h.first_task},
+          {"tasks", h.tasks},
+          {"events_recorded", h.events_recorded},
+          {"events_missed", h.events_missed},
+          {"lossless_lost", h.lossless_lost},
+          {"step_filter", h.step_filter ? json(*h.step_filter) : json(nullptr)}};
+}
+
+json op_name(const OpNameRow& r) {
+  return {{"name", r.name},     {"op_type", r.op_type}, {"core_type", r.core_type},       {"input_shapes", r.shapes},
+          {"input_dtypes", r.dtypes}, {"flops", r.flops}, {"input_bytes_per_call", r.input_bytes}, {"stats", stats(r.stats)}};
+}
+
+json step(const StepRow& s) {
+  const StepBreakdown& b = s.b;
+  return {{"device", s.device},        {"step", s.step},         {"step_ns", b.step},
+          {"computing_ns", b.computing}, {"communication_ns", b.communication}, {"overlapped_ns", b.overlapped},
+          {"communication_not_overlapped_ns", b.comm_not_overlapped}, {"free_ns", b.free}, {"preparing_ns", b.preparing}};
+}
+
+json ops(const Report& r) {
+  json out = {{"op_types", json::array()}, {"op_types_by_device", json::array()}, {"op_names", json::array()},
+              {"aicpu_ops", json::array()}};
+  for (const OpTypeRow& t : r.op_types) out["op_types"].push_back({{"op_type", t.op_type}, {"core_type", t.core_type}, {"stats", stats(t.stats)}});
+  for (const DeviceOpTypeRow& t : r.device_op_types) {
+    out["op_types_by_device"].push_back(
+        {{"device", t.device}, {"op_type", t.row.op_type}, {"core_type", t.row.core_type}, {"stats", stats(t.row.stats)}});
+  }
+  for (const OpNameRow& n : r.op_names) out["op_names"].push_back(op_name(n));
+  for (const OpNameRow& n : r.aicpu_ops) out["aicpu_ops"].push_back(op_name(n));
+  return out;
+}
+
+json communication(const Report& r) {
+  json out = {{"by_type", json::array()}, {"by_device", json::array()}, {"by_size", json::array()}};
+  for (const CommTypeRow& c : r.comm_types) out["by_type"].push_back({{"op_type", c.op_type}, {"stats", stats(c.stats)}});
+  for (const DeviceCommTypeRow& c : r.device_comm_types) {
+    out["by_device"].push_back({{"device", c.device}, {"op_type", c.row.op_type}, {"stats", stats(c.row.stats)}});
+  }
+  for (const CommSizeRow& c : r.comm_sizes) {
+    out["by_size"].push_back({{"op_type", c.op_type}, {"bytes_per_rank", c.bytes}, {"ranks", c.ranks}, {"count", c.count},
+                              {"avg_ns", c.avg_ns}, {"algbw_bytes_per_s", c.algbw}, {"busbw_bytes_per_s", c.busbw}});
+  }
+  return out;
+}
+
+json memory(const Report& r) {
+  json out = {{"devices", json::array()}, {"timeline", json::array()}};
+  for (const MemoryRow& m : r.memory) {
+    out["devices"].push_back({{"device", m.device}, {"peak_bytes", m.peak_bytes}, {"peak_ts_ns", m.peak_ts},
+                              {"first_bytes", m.first_bytes}, {"last_bytes", m.last_bytes}, {"samples", m.samples}});
+  }
+  for (const MemoryPoint& p : r.memory_timeline) out["timeline"].push_back({{"device", p.device}, {"ts_ns", p.ts}, {"bytes", p.bytes}});
+  return out;
+}
+
+}  // namespace
+
+json render_json(const Report& r) {
+  json top = json::array(), steps = json::array(), throttles = json::array(), findings = json::array();
+  for (const TopTask& t : r.top_tasks) {
+    top.push_back({{"name", t.name}, {"op_type", t.op_type}, {"core_type", t.core_type}, {"input_shapes", t.shapes},
+                   {"device", t.device}, {"stream", t.stream}, {"task_id", t.task_id}, {"start_ns", t.start},
+                   {"duration_ns", t.duration}, {"wait_ns", t.wait}, {"block_num", t.block_num}});
+  }
+  for (const StepRow& s : r.steps) steps.push_back(step(s));
+  for (const ThrottlePeriod& p : r.throttles) {
+    throttles.push_back({{"device", p.device}, {"start_ns", p.start}, {"end_ns", p.end}, {"still_throttled", p.open},
+                         {"reasons_bitmask", p.reasons}, {"min_clock_mhz", p.min_clock_mhz}});
+  }
+  for (const Finding& f : r.findings) {
+    json numbers = json::object();
+    for (const auto& [name, value] : f.numbers) numbers[name] = value;
+    findings.push_back({{"id", f.id}, {"text", f.text}, {"numbers", numbers}});
+  }
+  json out = {{"header", header(r.header)}, {"operators", ops(r)},   {"top_tasks", top},
+              {"steps", steps},             {"communication", communication(r)}, {"memory", memory(r)},
+              {"throttling", throttles},    {"findings", findings}};
+  return out;
+}
+
+}  // namespace npukit::prof

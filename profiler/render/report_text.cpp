@@ -1,0 +1,174 @@
+#include <map>
+#include <set>
+
+#include "profiler/render/report_render.hpp"
+#include "profiler/render/text_table.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+std::string us(double ns) { return fixed(ns / 1e3, 3); }
+std::string ms_at(int64_t ts, int64_t origin) { return fixed(static_cast<double>(ts - origin) / 1e6, 3); }
+std::string mib(int64_t bytes) { return fixed(static_cast<double>(bytes) / (1 << 20), 1); }
+std::string section(const std::string& title) { return "\n== " + title + " ==\n"; }
+
+std::string header(const ReportHeader& h) {
+  std::string out = "npu-prof report: " + h.db + "\n";
+  out += h.complete ? "Recording:  complete\n"
+                    : "Recording:  INCOMPLETE: the recorder stopped before finalizing; derived tables recomputed\n";
+  std::set<std::string> chips;
+  std::string ids;
+  for (const auto& [id, name] : h.devices) ids += (ids.empty() ? "" : ",") + std::to_string(id), chips.insert(name);
+  std::string chip_list;
+  for (const std::string& c : chips) chip_list += (chip_list.empty() ? "" : ", ") + c;
+  out += "Node:       '" + h.node + "' (" + h.node_spec + "), devices " + (ids.empty() ? "NA" : ids) + " (" +
+         (chip_list.empty() ? "NA" : chip_list) + "), mode " + h.mode + "\n";
+  out += "Command:    " + h.command + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") + "\n";
+  out += "Session:    " + fixed(static_cast<double>(h.session_end - h.session_start) / 1e9, 6) + " s, " +
+         std::to_string(h.tasks) + " tasks, " + std::to_string(h.events_recorded) + " events recorded, " +
+         std::to_string(h.events_missed) + " missed" + (h.lossless_lost ? " (lossless reader evicted)" : "") + "\n";
+  out += "Schema:     " + h.schema_version + " (" + h.producer + ")\n";
+  if (h.step_filter) out += "Filter:     step " + std::to_string(*h.step_filter) + "\n";
+  out += "Times:      durations in us; \"at\" times in ms from the first task\n";
+  return out;
+}
+
+std::vector<std::string> stat_cells(const DurationStats& s) {
+  return {std::to_string(s.count), us(static_cast<double>(s.total)), us(s.avg), us(static_cast<double>(s.min)),
+          us(static_cast<double>(s.max)), us(s.median), fixed(s.ratio, 2)};
+}
+
+std::string op_sections(const Report& r, int top) {
+  std::string out = section("Operator summary by type");
+  TextTable types({"OP Type", "Core Type", "Count", "Total(us)", "Avg(us)", "Min(us)", "Max(us)", "Median(us)", "Ratio(%)"}, 2);
+  for (const OpTypeRow& row : r.op_types) {
+    std::vector<std::string> cells = {row.op_type, row.core_type};
+    for (std::string& c : stat_cells(row.stats)) cells.push_back(std::move(c));
+    types.add(std::move(cells));
+  }
+  out += types.empty() ? "  (no kernels)\n" : types.render();
+  out += section("Operator summary by name and input shapes (top " + std::to_string(top) + " by total time)");
+  TextTable names({"Name", "OP Type", "Core Type", "Input Shapes", "Count", "Total(us)", "Avg(us)", "Min(us)", "Max(us)",
+                   "Median(us)", "Ratio(%)"}, 4);
+  for (std::size_t i = 0; i < r.op_names.size() && i < static_cast<std::size_t>(top); ++i) {
+    const OpNameRow& row = r.op_names[i];
+    std::vector<std::string> cells = {row.name, row.op_type, row.core_type, row.shapes};
+    for (std::string& c : stat_cells(row.stats)) cells.push_back(std::move(c));
+    names.add(std::move(cells));
+  }
+  out += names.empty() ? "  (no kernels)\n" : names.render();
+  return out;
+}
+
+std::string task_sections(const Report& r, int top) {
+  std::string out = section("Top " + std::to_string(top) + " tasks by duration");
+  TextTable tasks({"Name", "OP Type", "Core Type", "Device", "Stream", "Task ID", "At(ms)", "Duration(us)", "Wait(us)",
+                   "Block Num"}, 3);
+  for (const TopTask& t : r.top_tasks) {
+    tasks.add({t.name, t.op_type, t.core_type, std::to_string(t.device), std::to_string(t.stream), std::to_string(t.task_id),
+               ms_at(t.start, r.header.first_task), us(static_cast<double>(t.duration)), us(static_cast<double>(t.wait)),
+               std::to_string(t.block_num)});
+  }
+  out += tasks.empty() ? "  (no tasks)\n" : tasks.render();
+  out += section("AI CPU fallback ops");
+  TextTable cpu({"Name", "OP Type", "Input Shapes", "Count", "Total(us)", "Avg(us)", "Min(us)", "Max(us)", "Median(us)",
+                 "Ratio(%)"}, 3);
+  for (const OpNameRow& row : r.aicpu_ops) {
+    std::vector<std::string> cells = {row.name, row.op_type, row.shapes};
+    for (std::string& c : stat_cells(row.stats)) cells.push_back(std::move(c));
+    cpu.add(std::move(cells));
+  }
+  out += cpu.empty() ? "  (none: every op ran on AI Core)\n" : cpu.render();
+  return out;
+}
+
+std::vector<std::string> breakdown_cells(const StepBreakdown& b, double n) {
+  auto avg = [n](int64_t v) { return us(static_cast<double>(v) / n); };
+  return {avg(b.step), avg(b.computing), avg(b.communication), avg(b.overlapped), avg(b.comm_not_overlapped),
+          avg(b.free), avg(b.preparing)};
+}
+
+std::string step_section(const Report& r) {
+  std::string out = section(r.header.step_filter ? "Step breakdown per device" : "Step breakdown (average over devices)");
+  TextTable t({r.header.step_filter ? "Device" : "Step", "Step(us)", "Computing(us)", "Communication(us)", "Overlapped(us)",
+               "Communication(Not Overlapped)(us)", "Free(us)", "Preparing(us)"}, 0);
+  std::map<int64_t, std::pair<StepBreakdown, int>> by_step;
+  for (const StepRow& s : r.steps) {
+    int64_t key = r.header.step_filter ? s.device : s.step;
+    auto& [sum, n] = by_step[key];
+    sum.step += s.b.step, sum.computing += s.b.computing, sum.communication += s.b.communication;
+    sum.overlapped += s.b.overlapped, sum.comm_not_overlapped += s.b.comm_not_overlapped;
+    sum.free += s.b.free, sum.preparing += s.b.preparing;
+    ++n;
+  }
+  for (const auto& [key, v] : by_step) {
+    std::vector<std::string> cells = {std::to_string(key)};
+    for (std::string& c : breakdown_cells(v.first, v.second)) cells.push_back(std::move(c));
+    t.add(std::move(cells));
+  }
+  return out + (t.empty() ? "  (no steps recorded)\n" : t.render());
+}
+
+std::string comm_section(const Report& r) {
+  std::string out = section("Communication");
+  TextTable types({"OP Type", "Count", "Total(us)", "Avg(us)", "Min(us)", "Max(us)", "Median(us)", "Ratio(%)"}, 1);
+  for (const CommTypeRow& row : r.comm_types) {
+    std::vector<std::string> cells = {row.op_type};
+    for (std::string& c : stat_cells(row.stats)) cells.push_back(std::move(c));
+    types.add(std::move(cells));
+  }
+  if (types.empty()) return out + "  (no collectives)\n";
+  out += types.render() + "\n";
+  TextTable sizes({"OP Type", "Size(B)", "Ranks", "Count", "Avg(us)", "algbw(GB/s)", "busbw(GB/s)"}, 1);
+  for (const CommSizeRow& row : r.comm_sizes) {
+    sizes.add({row.op_type, std::to_string(row.bytes), std::to_string(row.ranks), std::to_string(row.count), us(row.avg_ns),
+               fixed(row.algbw / 1e9, 2), fixed(row.busbw / 1e9, 2)});
+  }
+  return out + sizes.render();
+}
+
+std::string memory_section(const Report& r) {
+  std::string out = section("Memory");
+  TextTable t({"Device", "Peak HBM(MiB)", "Peak at(ms)", "First(MiB)", "Last(MiB)", "Samples"}, 0);
+  for (const MemoryRow& m : r.memory) {
+    t.add({std::to_string(m.device), mib(m.peak_bytes), ms_at(m.peak_ts, r.header.first_task), mib(m.first_bytes),
+           mib(m.last_bytes), std::to_string(m.samples)});
+  }
+  if (t.empty()) return out + "  (no memory samples)\n";
+  out += t.render() + "  Timeline (MiB, max per slot of the session):\n";
+  std::map<int, std::string> lines;
+  for (const MemoryPoint& p : r.memory_timeline) lines[p.device] += " " + mib(p.bytes);
+  for (const auto& [device, line] : lines) out += "    device " + std::to_string(device) + ":" + line + "\n";
+  return out;
+}
+
+std::string throttle_section(const Report& r) {
+  std::string out = section("Throttling");
+  TextTable t({"Device", "From(ms)", "To(ms)", "Duration(ms)", "Reasons", "Min clock(MHz)"}, 0);
+  for (const ThrottlePeriod& p : r.throttles) {
+    std::string reasons = std::string(p.reasons & 1 ? "thermal " : "") + (p.reasons & 2 ? "power-limit " : "") +
+                          (p.reasons & 4 ? "fault " : "");
+    if (!reasons.empty()) reasons.pop_back();
+    t.add({std::to_string(p.device), ms_at(p.start, r.header.first_task),
+           ms_at(p.end, r.header.first_task) + (p.open ? " (still)" : ""),
+           fixed(static_cast<double>(p.end - p.start) / 1e6, 3), reasons, fixed(p.min_clock_mhz, 0)});
+  }
+  return out + (t.empty() ? "  (none)\n" : t.render());
+}
+
+std::string findings_section(const Report& r) {
+  std::string out = section("Findings");
+  if (r.findings.empty()) return out + "  (none)\n";
+  for (const Finding& f : r.findings) out += "  - [" + f.id + "] " + f.text + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string render_text(const Report& r, int top) {
+  return header(r.header) + op_sections(r, top) + task_sections(r, top) + step_section(r) + comm_section(r) +
+         memory_section(r) + throttle_section(r) + findings_section(r);
+}
+
+}  // namespace npukit::prof

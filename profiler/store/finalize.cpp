@@ -1,0 +1,73 @@
+// ProfileWriter::finalize(): the derived tables and the hand-over to a single file.
+#include <sqlite3.h>
+
+#include "profiler/store/derive.hpp"
+#include "profiler/store/profile_writer.hpp"
+#include "profiler/store/schema.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+// Launches whose task never ran while recording (still queued when the recording ended) have
+// no TASK row; they are removed so every CANN_API row links to a task.
+Result<uint64_t> remove_orphan_launches(Db& db) {
+  NPUKIT_RETURN_IF_ERROR(db.exec("DELETE FROM CANN_API WHERE connectionId NOT IN (SELECT connectionId FROM TASK)"));
+  return static_cast<uint64_t>(sqlite3_changes(db.handle()));
+}
+
+// rankSize: how many devices ran the collective instance (same opName, see event_mapper.hpp).
+Status fill_rank_sizes(Db& db) {
+  return db.exec(
+      "UPDATE COMMUNICATION_OP SET rankSize = r.n FROM (SELECT opName, count(DISTINCT deviceId) AS n "
+      "FROM COMMUNICATION_OP GROUP BY opName) AS r WHERE r.opName = COMMUNICATION_OP.opName");
+}
+
+// STEP_TIME: one row per step of the main job, spanning every rank; RANK_DEVICE_MAP: the main
+// job's devices in device order are its ranks.
+Result<uint64_t> write_steps(Db& db) {
+  auto job = main_job(db);
+  if (!job.ok()) return job.status();
+  if (!job->has_value()) {
+    NPUKIT_RETURN_IF_ERROR(db.exec("INSERT INTO RANK_DEVICE_MAP SELECT DISTINCT -1, deviceId FROM TASK ORDER BY deviceId"));
+    return uint64_t{0};
+  }
+  std::string j = std::to_string(**job);
+  NPUKIT_RETURN_IF_ERROR(db.exec("INSERT INTO STEP_TIME SELECT stepId, min(startNs), max(endNs) FROM EMU_STEP WHERE jobId = " +
+                                 j + " GROUP BY stepId ORDER BY stepId"));
+  NPUKIT_RETURN_IF_ERROR(
+      db.exec("INSERT INTO RANK_DEVICE_MAP SELECT row_number() OVER (ORDER BY deviceId) - 1, deviceId FROM "
+              "(SELECT DISTINCT deviceId FROM EMU_STEP WHERE jobId = " + j + ")"));
+  auto n = db.query_i64("SELECT count(*) FROM STEP_TIME");
+  if (!n.ok()) return n.status();
+  return static_cast<uint64_t>(*n);
+}
+
+}  // namespace
+
+Result<FinalizeStats> ProfileWriter::finalize() {
+  NPUKIT_RETURN_IF_ERROR(begin_batch());
+  NPUKIT_RETURN_IF_ERROR(flush());
+  FinalizeStats stats;
+  auto orphans = remove_orphan_launches(db_);
+  if (!orphans.ok()) return orphans.status();
+  stats.orphan_launches = *orphans;
+  NPUKIT_RETURN_IF_ERROR(fill_rank_sizes(db_));
+  auto steps = write_steps(db_);
+  if (!steps.ok()) return steps.status();
+  stats.steps = *steps;
+  auto overlap = overlap_from_tasks(db_);
+  if (!overlap.ok()) return overlap.status();
+  auto rows = write_overlap(db_, *overlap);
+  if (!rows.ok()) return rows.status();
+  stats.overlap_rows = *rows;
+  NPUKIT_RETURN_IF_ERROR(set_run("orphan_launches_removed", std::to_string(stats.orphan_launches)));
+  NPUKIT_RETURN_IF_ERROR(create_indexes(db_));
+  NPUKIT_RETURN_IF_ERROR(set_meta(db_, kMetaState, "complete"));
+  NPUKIT_RETURN_IF_ERROR(commit_batch());
+  NPUKIT_RETURN_IF_ERROR(db_.exec("PRAGMA wal_checkpoint(TRUNCATE)"));
+  NPUKIT_RETURN_IF_ERROR(db_.exec("PRAGMA journal_mode=DELETE"));
+  return stats;
+}
+
+}  // namespace npukit::prof

@@ -1,0 +1,128 @@
+#include "smi/cli/help.hpp"
+
+namespace npukit::smi {
+
+std::string top_help() {
+  return "Usage: npu-smi <Command|-h|-v> [Options...]\n"
+         "\n"
+         "npu-smi Command:\n"
+         "\t-h            This command's help information\n"
+         "\t--help        This command's help information\n"
+         "\t-v            Show npu-smi version information\n"
+         "\tinfo          Show hardware details\n"
+         "\tset           Modify device configuration properties\n"
+         "\tclear         Clear device information\n"
+         "\n"
+         "npukit extensions (not in Huawei's npu-smi):\n"
+         "\t--query=<fields> --format=csv[,noheader][,nounits] [-i id]\n"
+         "\t              One CSV row per chip; fields from --help-query\n"
+         "\t--help-query  List the fields --query takes, with units\n"
+         "\thealth [-i id] [--json]\n"
+         "\t              Per-chip health verdict with reasons (exit codes below)\n"
+         "\tdiag -r 1 [-i id] [--json]\n"
+         "\t              Active diagnostics in a dcgmi-style result box (exit codes as health)\n"
+         "\ttopo [--json] Device link matrix (HCCS/PIX/PHB/SYS) with CPU affinity\n"
+         "\tinfo ... --json\n"
+         "\t              Any info query as one JSON document\n"
+         "\tinfo watch ... -d 0.2 --timestamp --count N --format text|csv|json\n"
+         "\t              Sub-second, timestamped, bounded, machine-readable watch\n"
+         "\tset -t power-limit -i id [-c chip] -d watts\n"
+         "\t              Set the enforced power limit\n"
+         "\n"
+         "The node is $NPU_NODE (default npukit); start one with: npu-emud start --node-name <name>\n"
+         "\n"
+         "Exit codes:\n"
+         "\t0             success; health/diag: every chip PASS\n"
+         "\t1             health/diag: a WARN verdict, no FAIL\n"
+         "\t2             health/diag: a FAIL verdict (Alarm/Critical, link down, hang, ...)\n"
+         "\t3             health/diag: UNKNOWN (stale node, or a chip without data)\n"
+         "\t4             bad arguments to an extension (--query fields, --format, --count, health -i)\n"
+         "\t5             no node is running\n"
+         "\t6             the node's bus cannot be read (foreign or incompatible segment, bad $NPU_NODE)\n"
+         "\t211           (-9005) command or option is not found\n"
+         "\t215           (-9001) invalid parameter (option, type, card/chip id, value)\n"
+         "\t217           (-9255) this chip does not support the set type\n"
+         "\t232           (-9016) reset declined at the prompt\n"
+         "\t237           (-9019) the node refused a set/clear request\n"
+         "\t249           (-9007) the node rejected the device id\n";
+}
+
+std::string info_help() {
+  return "Usage: npu-smi info <watch|-h|-m|-l|-t type> [Options...]\n"
+         "\n"
+         "Commands:\n"
+         "       watch          Show all device's status in scrolling format\n"
+         "       -h, --help     Show this help text and exit\n"
+         "       -m             Show all device's mapping information\n"
+         "       -l             Show all device's topology information\n"
+         "       -t type        Show information for type\n"
+         "                      type: board, common, usages, health, temp, power, memory, ecc,\n"
+         "                            proc-mem, product, sensors, topo, phyid-remap.\n"
+         "\n"
+         "Options:\n"
+         "       -i %d          Card ID\n"
+         "       -c %d          Chip ID\n"
+         "       -p %d          Chip Physical ID\n"
+         "       --json         Print the query as one JSON document (npukit)\n";
+}
+
+std::string watch_help() {
+  return "Usage: npu-smi info watch [Options...]\n"
+         "\n"
+         "Options:\n"
+         "       -i %d          Card ID\n"
+         "       -c %d          Chip ID\n"
+         "       -d %d          Delay time in seconds, 1-100 (npukit: fractions down to 0.01)\n"
+         "       -s %s          One or more metrics [eg. info watch -s ptaicmb]\n"
+         "                      p: Power, t: Temperature, a: AI Core, i: AI Cpu, c: Ctrl Cpu,\n"
+         "                      m: Memory, b: Memory bandwidth, n: NPU utilization, u: AI Cube\n"
+         "       --timestamp    Lead each row with a UTC timestamp (npukit)\n"
+         "       --count %d     Stop after this many samples (npukit)\n"
+         "       --format %s    text (default), csv (one row per chip per sample) or json\n"
+         "                      (one line per sample); both always carry a timestamp (npukit)\n";
+}
+
+std::string set_help() {
+  return "Usage: npu-smi set <-h|-t type> [Options...]\n"
+         "\n"
+         "Commands:\n"
+         "       -h, --help     Show this help text and exit\n"
+         "       -t type        Set information for type\n"
+         "                      type: ecc-enable, reset, clear-ecc-info, power-limit (npukit).\n"
+         "\n"
+         "Options:\n"
+         "       -i %d          Card ID\n"
+         "       -c %d          Chip ID\n"
+         "       -d %d          Config value (ecc-enable: 0 or 1; power-limit: watts)\n";
+}
+
+std::string clear_help() {
+  return "Usage: npu-smi clear <-h|-t type> [Options...]\n"
+         "\n"
+         "Commands:\n"
+         "       -h, --help     Show this help text and exit\n"
+         "       -t type        Clear information for type\n"
+         "                      type: ecc-info.\n"
+         "\n"
+         "Options:\n"
+         "       -i %d          Card ID\n"
+         "       -c %d          Chip ID\n";
+}
+
+std::string health_help() {
+  return "Usage: npu-smi health [-i id] [--json]\n"
+         "\n"
+         "Judges every chip (or card id's chips) with the passive health rules: heartbeat, device\n"
+         "health, temperature, throttling, ECC errors, isolated pages, memory, links, AI Core hang,\n"
+         "power. Prints PASS/WARN/FAIL/UNKNOWN per chip with the reasons.\n"
+         "Exit: 0 all PASS, 1 WARN, 2 FAIL, 3 UNKNOWN (stale node or no data), 4 usage, 5 no node.\n";
+}
+
+std::string topo_help() {
+  return "Usage: npu-smi topo [--json]\n"
+         "\n"
+         "The link matrix between chips (X self, HCCS, PIX same card, PHB same host bridge, SYS\n"
+         "across NUMA nodes or HCCS meshes) and each chip's CPU affinity.\n";
+}
+
+}  // namespace npukit::smi

@@ -1,0 +1,152 @@
+#include "smi/common/columns.hpp"
+
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "smi/common/text.hpp"
+
+namespace npukit::smi {
+
+namespace tf = telemetry;
+
+namespace {
+
+using Info = tf::DeviceInfo;
+
+Value id_npu(const tf::Snapshot& s, int d) { return Value::integer(s.device_info(d).npu_id); }
+Value id_chip(const tf::Snapshot& s, int d) { return Value::integer(s.device_info(d).chip_id); }
+Value id_logic(const tf::Snapshot& s, int d) { return Value::integer(s.device_info(d).logic_id); }
+Value id_phy(const tf::Snapshot& s, int d) { return Value::integer(s.device_info(d).phy_id); }
+Value id_name(const tf::Snapshot& s, int d) { return Value::str(s.device_info(d).name); }
+Value id_chip_name(const tf::Snapshot& s, int d) { return Value::str(s.device_info(d).chip_name); }
+Value id_chip_type(const tf::Snapshot& s, int d) { return Value::str(s.device_info(d).chip_type); }
+Value id_bus(const tf::Snapshot& s, int d) { return Value::str(s.device_info(d).bus_id); }
+Value id_serial(const tf::Snapshot& s, int d) { return Value::str(s.device_info(d).serial_number); }
+Value id_firmware(const tf::Snapshot& s, int d) { return Value::str(s.device_info(d).firmware_version); }
+Value id_aicore(const tf::Snapshot& s, int d) { return Value::integer(s.device_info(d).aicore_count); }
+Value id_aicpu(const tf::Snapshot& s, int d) { return Value::integer(s.device_info(d).aicpu_count); }
+
+Value hbm_usage(const tf::Snapshot& s, int d) {
+  return usage_percent(s, d, tf::fid::kHbmUsedBytes, tf::fid::kHbmTotalBytes);
+}
+Value ddr_usage(const tf::Snapshot& s, int d) {
+  return usage_percent(s, d, tf::fid::kDdrUsedBytes, tf::fid::kDdrTotalBytes);
+}
+
+Column identity(const char* key, const char* description, Value (*read)(const tf::Snapshot&, int)) {
+  return {Column::Kind::kIdentity, key, "", description, 0, read};
+}
+
+std::vector<Column> build_columns() {
+  std::vector<Column> cols = {
+      identity("npu_id", "NPU (card) id, as npu-smi -i takes it", id_npu),
+      identity("chip_id", "chip index within the card, as npu-smi -c takes it", id_chip),
+      identity("logic_id", "chip logic id (the runtime's device id)", id_logic),
+      identity("phy_id", "chip physical id (/dev/davinciN), as npu-smi -p takes it", id_phy),
+      identity("name", "product name as the npu-smi table prints it", id_name),
+      identity("chip_name", "chip name", id_chip_name),
+      identity("chip_type", "chip family", id_chip_type),
+      identity("bus_id", "PCIe bus id DDDD:BB:DD.F", id_bus),
+      identity("serial_number", "board serial number", id_serial),
+      identity("firmware_version", "firmware version", id_firmware),
+      identity("aicore_count", "AI cores on the chip", id_aicore),
+      identity("aicpu_count", "AI CPUs on the chip", id_aicpu),
+  };
+  for (const tf::FieldDef* f : tf::fields_of(tf::EntityLevel::kDevice)) {
+    if (f->id == tf::fid::kChecksum) continue;  // integrity plumbing, not a reading
+    cols.push_back({Column::Kind::kField, std::string(f->name), unit_of(f->name), std::string(f->description),
+                    f->id, nullptr});
+  }
+  cols.push_back({Column::Kind::kDerived, "npu_hbm_usage_percent", "%",
+                  "npu_hbm_used_bytes / npu_hbm_total_bytes * 100, rounded down", 0, hbm_usage});
+  cols.push_back({Column::Kind::kDerived, "npu_ddr_usage_percent", "%",
+                  "npu_ddr_used_bytes / npu_ddr_total_bytes * 100, rounded down", 0, ddr_usage});
+  return cols;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+std::span<const Column> all_columns() {
+  static const std::vector<Column> cols = build_columns();
+  return cols;
+}
+
+const Column* find_column(std::string_view key) {
+  for (const Column& c : all_columns()) {
+    if (c.key == key) return &c;
+  }
+  if (const tf::FieldDef* f = tf::find_field(key); f != nullptr && f->level == tf::EntityLevel::kDevice) {
+    for (const Column& c : all_columns()) {
+      if (c.kind == Column::Kind::kField && c.field == f->id) return &c;
+    }
+  }
+  return nullptr;
+}
+
+Value column_value(const Column& column, const tf::Snapshot& s, int device) {
+  if (column.kind == Column::Kind::kField) return field_value(s, device, column.field);
+  return column.read(s, device);
+}
+
+std::string unit_of(std::string_view name) {
+  static const std::pair<std::string_view, std::string_view> kSuffixes[] = {
+      {"_bytes_total", "B"}, {"_bytes", "B"},     {"_watts", "W"},      {"_joules_total", "J"},
+      {"_celsius", "C"},     {"_percent", "%"},   {"_mhz", "MHz"},      {"_ns_total", "ns"},
+      {"_ns", "ns"},         {"_pages", "pages"}, {"_volts", "V"},      {"_errors_total", "errors"},
+      {"_errors", "errors"}, {"_flops_total", "FLOP"},
+  };
+  for (const auto& [suffix, unit] : kSuffixes) {
+    if (ends_with(name, suffix)) return std::string(unit);
+  }
+  return "";
+}
+
+Value field_integer(const tf::Snapshot& s, int device, tf::FieldId id) {
+  auto n = s.device(device, id).number();
+  return n ? Value::integer(std::llround(*n)) : Value::na();
+}
+
+Value field_real(const tf::Snapshot& s, int device, tf::FieldId id, int decimals) {
+  auto n = s.device(device, id).number();
+  return n ? Value::real(*n, decimals) : Value::na();
+}
+
+Value field_mb(const tf::Snapshot& s, int device, tf::FieldId id) {
+  tf::Sample sample = s.device(device, id);
+  return sample.ok() ? Value::bytes_as_mb(sample.as_u64()) : Value::na();
+}
+
+Value field_value(const tf::Snapshot& s, int device, tf::FieldId id, int decimals) {
+  tf::Sample sample = s.device(device, id);
+  if (!sample.ok()) return Value::na();
+  if (id == tf::fid::kHealth) return Value::str(tf::health_name(s.health(device)));
+  if (id == tf::fid::kErrorCode) {
+    return Value::pair(sample.as_u64(), error_code_text(sample.as_u64()));
+  }
+  switch (sample.type) {
+    case tf::ValueType::kU64: return Value::pair(sample.as_u64(), std::to_string(sample.as_u64()));
+    case tf::ValueType::kI64: return Value::integer(sample.as_i64());
+    case tf::ValueType::kF64: return Value::real(sample.as_f64(), decimals);
+  }
+  return Value::na();
+}
+
+Value usage_percent(const tf::Snapshot& s, int device, tf::FieldId used, tf::FieldId total) {
+  tf::Sample u = s.device(device, used);
+  tf::Sample t = s.device(device, total);
+  if (!u.ok() || !t.ok() || t.as_u64() == 0) return Value::na();
+  return Value::integer(static_cast<int64_t>(u.as_u64() * 100 / t.as_u64()));
+}
+
+std::string key_of(tf::FieldId id) {
+  const tf::FieldDef* f = tf::find_field(id);
+  return f != nullptr ? std::string(f->name) : std::string();
+}
+
+}  // namespace npukit::smi

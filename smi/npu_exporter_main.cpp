@@ -1,6 +1,0 @@
-// npu-exporter: Prometheus metrics of one npukit node (smi/exporter_server.hpp).
-#include <iostream>
-
-#include "smi/exporter_server.hpp"
-
-int main(int argc, char** argv) { return npukit::smi::exporter::run_exporter(argc, argv, std::cout, std::cerr); }

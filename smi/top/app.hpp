@@ -1,0 +1,68 @@
+// npu-top's program logic; npu_top_main.cpp only parses arguments into Options.
+//
+// Modes:
+//   interactive  (default) the curses dashboard on the terminal (curses.hpp); a node that is
+//                absent is shown as such and retried every interval.
+//   headless     --frames N: renders N frames of --size WxH (default 80x24) as plain text to
+//                stdout, one interval apart, frames separated by an empty line. With --replay
+//                the frames come from a recording, one per recorded frame, without waiting
+//                (interactive: one recorded frame per interval, staying on the last).
+//   --record F   (headless) also saves what was collected as a recording (recording.hpp).
+//
+// Exit codes (docs/npu-top.md):
+//   0 ok; 1 runtime failure (the terminal could not be set up, --record could not be written);
+//   2 usage (bad option or value, no terminal and no --frames, unreadable --replay file);
+//   3 no node: headless mode and the node is not running at the first frame.
+//
+// Thread-safety: run() and run_headless() own the calling thread until they return.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "smi/top/layout.hpp"
+#include "smi/top/view.hpp"
+#include "telemetry/status.hpp"
+
+namespace npukit::top {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitNoNode = 3;
+
+struct Options {
+  std::string node = "npukit";
+  double interval_s = 1.0;
+  int frames = 0;  // > 0: headless
+  int width = 80;  // headless size
+  int height = 24;
+  bool mono = false;   // --mono (NO_COLOR is read by the curses frontend)
+  bool ascii = false;  // --ascii, or a locale that is not UTF-8
+  bool mouse = true;
+  DeviceView view = DeviceView::kAuto;
+  int window_s = 60;
+  std::optional<SortKey> sort;
+  bool ascending = false;
+  std::string filter;
+  std::string record;  // --record FILE (headless)
+  std::string replay;  // --replay FILE
+};
+
+// "WxH" with 1 <= W, H <= 1000; InvalidArgument naming the text otherwise.
+Result<std::pair<int, int>> parse_size(std::string_view text);
+// Checks the combination of options (ranges, --record needs --frames, ...).
+Status validate(const Options& o);
+// The ViewState the dashboard starts with.
+ViewState initial_view(const Options& o, bool unicode);
+// True when the C library's locale (after setlocale(LC_ALL, "")) uses UTF-8.
+bool locale_is_utf8();
+
+int run_headless(const Options& o, std::ostream& out, std::ostream& err);
+// Headless when o.frames > 0, else the curses dashboard (needs a terminal on stdin/stdout).
+int run(const Options& o);
+
+}  // namespace npukit::top

@@ -1,0 +1,291 @@
+// Multi-process tests of npu-emud: the real daemon binary, read through the bus from this
+// process, controlled over its socket.
+#include <signal.h>
+
+#include <set>
+
+#include "tests/daemon_util.hpp"
+
+namespace npukit::testing {
+namespace {
+
+using nlohmann::json;
+namespace tf = telemetry;
+
+json small_program(int ranks, int repeat) {
+  json rank_list = json::array();
+  for (int r = 0; r < ranks; ++r) {
+    json mm = {{"op", "kernel"}, {"stream", 0}, {"name", "aten::mm"},
+               {"inputs", {{{"shape", {8192, 8192}}, {"dtype", "float16"}}, {{"shape", {8192, 8192}}, {"dtype", "float16"}}}}};
+    rank_list.push_back({{"device", r}, {"streams", 1},
+                         {"setup", {{{"op", "alloc"}, {"buf", "w"}, {"bytes", 2ll << 30}}}},
+                         {"step", {mm, mm, mm, mm, {{"op", "host_delay"}, {"ns", 20'000'000}}}}});
+  }
+  return {{"name", "daemon-test"}, {"repeat", repeat}, {"process", {{"pid", 0}, {"name", "pytest"}}},
+          {"ranks", rank_list}};
+}
+
+TEST(Daemon, StartStatusStopAndExitCodes) {
+  std::string name = unique_node("life");
+  EXPECT_EQ(run_command(emud() + " status --node-name " + name).exit_code, 1);
+  auto start = run_command(emud() + " start --node-name " + name + " --spec 8x910B3");
+  ASSERT_EQ(start.exit_code, 0) << start.output;
+  EXPECT_NE(start.output.find("node '" + name + "' (8x910B3, 8 devices) is ready"), std::string::npos);
+  auto again = run_command(emud() + " start --node-name " + name);
+  EXPECT_EQ(again.exit_code, 3);
+  EXPECT_NE(again.output.find("is already running (pid "), std::string::npos) << again.output;
+  auto status = run_command(emud() + " status --node-name " + name);
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_NE(status.output.find("8x910B3, 8 devices"), std::string::npos);
+  auto stop = run_command(emud() + " stop --node-name " + name);
+  EXPECT_EQ(stop.exit_code, 0) << stop.output;
+  EXPECT_EQ(run_command(emud() + " status --node-name " + name).exit_code, 1);
+  EXPECT_EQ(run_command(emud() + " stop --node-name " + name).exit_code, 1);
+  EXPECT_EQ(run_command(emud() + " start --node-name 'bad/name'").exit_code, 2);
+  EXPECT_EQ(run_command(emud() + " start --node-name " + name + " --spec 9x9").exit_code, 3);
+  ::unlink((tf::control_socket_path(name).substr(0, tf::control_socket_path(name).size() - 5) + ".log").c_str());
+}
+
+TEST(Daemon, PublishesEveryDeviceLive) {
+  ScopedNode node("live");
+  auto client = node.client();
+  ASSERT_TRUE(eventually([&] {
+    auto s = client->snapshot();
+    return s.ok() && !s->stale() && s->node_field(tf::fid::kNodeVirtualTimeNs).as_u64() > 300'000'000;
+  }));
+  auto snap = client->snapshot();
+  ASSERT_EQ(snap->device_count(), 8);
+  for (int d = 0; d < 8; ++d) {
+    EXPECT_TRUE(snap->checksum_ok(d));
+    EXPECT_NEAR(*snap->device(d, tf::fid::kPowerWatts).number(), 90.0, 1.0);
+    EXPECT_EQ(snap->health(d), tf::Health::kOk);
+    EXPECT_EQ(snap->device_info(d).bus_id.size(), 12u);
+  }
+  EXPECT_EQ(snap->node().node_spec, "8x910B2");
+}
+
+TEST(Daemon, RunsASubmittedProgramAndAccountsItsMemoryPerProcess) {
+  ScopedNode node("job");
+  json reply = node.control({{"op", "submit"}, {"program", small_program(2, 10)}});
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  int job = reply["job"];
+  auto client = node.client();
+  ASSERT_TRUE(eventually([&] {
+    auto s = client->snapshot();
+    return s.ok() && !s->processes().empty();
+  }));
+  auto snap = client->snapshot();
+  const auto& procs = snap->processes();
+  ASSERT_EQ(procs.size(), 2u);
+  EXPECT_EQ(procs[0].pid, static_cast<int>(getpid()));  // the submitting process, from its credentials
+  EXPECT_EQ(procs[0].name, "pytest");
+  EXPECT_EQ(procs[0].hbm_bytes, 2ull << 30);
+  ASSERT_TRUE(eventually([&] {
+    auto s = client->snapshot();
+    return s.ok() && *s->device(0, tf::fid::kAicoreUtil).number() > 30.0;
+  }));
+  EXPECT_DOUBLE_EQ(*client->snapshot()->device(5, tf::fid::kAicoreUtil).number(), 0.0);
+  ASSERT_TRUE(eventually([&] {
+    return node.control({{"op", "job_status"}, {"job", job}})["job"]["state"] == "done";
+  }, std::chrono::seconds(10)));
+  json status = node.control({{"op", "job_status"}, {"job", job}});
+  EXPECT_EQ(status["job"]["steps_done"], 10);
+  EXPECT_GE(status["job"]["step_ms"][0].get<double>(), 20.0);  // the host delay overlaps the matmuls
+  EXPECT_TRUE(eventually([&] { return client->snapshot()->processes().empty(); }));
+}
+
+TEST(Daemon, BadProgramsAndRequestsGetAnErrorReplyAndTheDaemonStaysUp) {
+  ScopedNode node("bad");
+  json p = small_program(1, 1);
+  p["ranks"][0]["step"][0]["name"] = "roi_align_v9";
+  json reply = node.control({{"op", "submit"}, {"program", p}});
+  EXPECT_FALSE(reply.value("ok", true));
+  EXPECT_EQ(reply["error"], "NotFound: Operator roi_align_v9 does not have kernel for NPU");
+  p = small_program(1, 1);
+  p["ranks"][0]["device"] = 11;
+  reply = node.control({{"op", "submit"}, {"program", p}});
+  EXPECT_EQ(reply["error"], "invalid device id 11 (this node has devices 0-7)");
+  EXPECT_EQ(node.control({{"op", "frobnicate"}})["error"], "unknown op 'frobnicate'");
+  auto raw = tf::ControlClient::connect(node.name(), tf::control_socket_path(node.name()), std::chrono::seconds(5));
+  ASSERT_TRUE(raw.ok());
+  EXPECT_EQ(node.control({{"op", "inject"}, {"device", "x"}})["error"], "missing integer \"device\"");
+  EXPECT_TRUE(node.control({{"op", "status"}}).value("ok", false));  // still serving
+}
+
+TEST(Daemon, FaultsInjectedFromTheCliShowOnTheBus) {
+  ScopedNode node("fault");
+  auto r = run_command(emud() + " inject --node-name " + node.name() + " --device 2 --fault hbm-double-bit");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto client = node.client();
+  ASSERT_TRUE(eventually([&] { return client->snapshot()->health(2) == tf::Health::kAlarm; }));
+  auto snap = client->snapshot();
+  EXPECT_EQ(snap->device(2, tf::fid::kErrorCode).as_u64(), 0x80E01802u);
+  EXPECT_EQ(snap->device(2, tf::fid::kEccDoubleBitTotal).as_u64(), 1u);
+  EXPECT_EQ(snap->health(1), tf::Health::kOk);
+  EXPECT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 2 --fault melt").exit_code, 3);
+  ASSERT_EQ(run_command(emud() + " clear --node-name " + node.name() + " --device 2").exit_code, 0);
+  EXPECT_TRUE(eventually([&] { return client->snapshot()->health(2) == tf::Health::kOk; }));
+  ASSERT_EQ(run_command(emud() + " set --node-name " + node.name() + " --device 1 --power-limit 150").exit_code, 0);
+  EXPECT_TRUE(eventually([&] { return *client->snapshot()->device(1, tf::fid::kPowerLimitWatts).number() == 150.0; }));
+  EXPECT_EQ(run_command(emud() + " set --node-name " + node.name() + " --device 1 --power-limit 900").exit_code, 3);
+}
+
+TEST(Daemon, KilledDaemonReadsStaleAndTheNextStartRecovers) {
+  ScopedNode node("kill");
+  int pid = node.control({{"op", "status"}})["pid"];
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  auto client = tf::ShmClient::open({.node = node.name()});
+  ASSERT_TRUE(client.ok());
+  auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] {
+    auto s = (*client)->snapshot();
+    return !s.ok() || s->stale();
+  }, std::chrono::seconds(3)));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(2100));
+  auto snap = (*client)->snapshot();
+  if (snap.ok()) {
+    EXPECT_EQ(snap->health(0), tf::Health::kUnknown);
+    EXPECT_EQ(snap->device(0, tf::fid::kPowerWatts).status, tf::SampleStatus::kStale);
+  }
+  auto status = run_command(emud() + " status --node-name " + node.name());
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_NE(status.output.find("is stale"), std::string::npos) << status.output;
+  auto restart = run_command(emud() + " start --node-name " + node.name());
+  EXPECT_EQ(restart.exit_code, 0) << restart.output;
+  EXPECT_EQ(run_command(emud() + " status --node-name " + node.name()).exit_code, 0);
+}
+
+TEST(Daemon, AnotherUserMayReadButNotMutate) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
+  ScopedNode node("uid", "");
+  std::string sock = tf::control_socket_path(node.name());
+  ASSERT_EQ(::chmod(sock.c_str(), 0666), 0);  // let the other user connect at all
+  pid_t child = fork();
+  if (child == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(10);
+    auto c = tf::ControlClient::connect(node.name(), sock, std::chrono::seconds(5));
+    if (!c.ok()) _exit(11);
+    auto status = (*c)->call({{"op", "status"}});
+    if (!status.ok() || !status->value("ok", false)) _exit(12);
+    auto inject = (*c)->call({{"op", "inject"}, {"device", 0}, {"fault", "device-lost"}});
+    if (!inject.ok()) _exit(13);
+    if (inject->value("ok", true)) _exit(14);
+    if (inject->value("error", std::string()) != "permission denied: uid 65534 may not inject") _exit(15);
+    _exit(0);
+  }
+  int wstatus = 0;
+  waitpid(child, &wstatus, 0);
+  ASSERT_TRUE(WIFEXITED(wstatus));
+  EXPECT_EQ(WEXITSTATUS(wstatus), 0) << "10 setuid, 11 connect, 12 status, 13 call, 14 allowed, 15 message";
+  auto snap = node.client()->snapshot();
+  EXPECT_EQ(snap->health(0), tf::Health::kOk);  // nothing was injected
+}
+
+TEST(Daemon, TwoNamedNodesRunSideBySide) {
+  ScopedNode a("sidea");
+  ScopedNode b("sideb", "--spec 4x310P3");
+  ASSERT_TRUE(eventually([&] {
+    auto sa = a.client()->snapshot();
+    auto sb = b.client()->snapshot();
+    return sa.ok() && sb.ok() && !sa->stale() && !sb->stale();
+  }));
+  EXPECT_EQ(a.client()->snapshot()->node().node_spec, "8x910B2");
+  EXPECT_EQ(b.client()->snapshot()->node().node_spec, "4x310P3");
+  EXPECT_EQ(b.client()->snapshot()->device_info(3).npu_id, 1);
+  EXPECT_EQ(b.client()->snapshot()->device_info(3).chip_id, 1);
+}
+
+}  // namespace
+}  // namespace npukit::testing
+
+namespace npukit::testing {
+namespace {
+
+TEST(Daemon, TaskEventsCarryWhatAProfilerNeeds) {
+  ScopedNode node("events");
+  auto client = node.client();
+  auto cursor = client->open_events(/*lossless=*/false);
+  ASSERT_TRUE(cursor.ok()) << cursor.status().message();
+  nlohmann::json program = {
+      {"name", "ev"}, {"repeat", 2}, {"process", {{"pid", 0}, {"name", "evtest"}}},
+      {"ranks", {{{"device", 1}, {"streams", 1},
+                  {"step", {{{"op", "kernel"}, {"stream", 0}, {"name", "aten::mm"},
+                             {"inputs", {{{"shape", {256, 512}}, {"dtype", "float16"}}, {{"shape", {512, 128}}, {"dtype", "float16"}}}}},
+                            {{"op", "memcpy"}, {"stream", 0}, {"kind", "D2H"}, {"bytes", 4096}}}}}}}};
+  ASSERT_TRUE(node.control({{"op", "submit"}, {"program", program}}).value("ok", false));
+  std::vector<telemetry::Event> kernels, launches, steps, copies;
+  ASSERT_TRUE(eventually([&] {
+    auto batch = (*cursor)->next(1024, std::chrono::milliseconds(50));
+    for (const auto& e : batch.events) {
+      if (e.type == telemetry::EventType::kKernel) kernels.push_back(e);
+      if (e.type == telemetry::EventType::kLaunch) launches.push_back(e);
+      if (e.type == telemetry::EventType::kStep) steps.push_back(e);
+      if (e.type == telemetry::EventType::kMemcpy) copies.push_back(e);
+    }
+    return steps.size() >= 2;
+  }));
+  ASSERT_EQ(kernels.size(), 2u);
+  ASSERT_EQ(copies.size(), 2u);
+  EXPECT_EQ(launches.size(), 4u);
+  const auto& k = kernels[0];
+  EXPECT_EQ(k.device, 1);
+  EXPECT_EQ(*(*cursor)->resolve(k.name_id), "MatMulV2");
+  EXPECT_EQ(*(*cursor)->resolve(k.aux_id), "aten::mm|256,512;512,128|FLOAT16;FLOAT16");
+  EXPECT_EQ(telemetry::unpack_pid(k.words[1]), static_cast<uint32_t>(getpid()));
+  uint64_t task_id = k.words[3] >> 8 & ((1ull << 48) - 1);
+  bool linked = false;
+  for (const auto& l : launches) linked = linked || (l.words[0] == task_id && l.ts_ns <= k.ts_ns);
+  EXPECT_TRUE(linked) << "a launch event carries the kernel's task id";
+  EXPECT_GT(k.words[0], 0u);
+  EXPECT_EQ(*(*cursor)->resolve(steps[0].name_id), "ev");
+  EXPECT_EQ(steps[1].words[1], 1u);
+}
+
+}  // namespace
+}  // namespace npukit::testing
+
+namespace npukit::testing {
+namespace {
+
+TEST(Daemon, AllocLinkAndEccEventsReachTheBus) {
+  ScopedNode node("nodeev");
+  auto client = node.client();
+  auto cursor = client->open_events(/*lossless=*/false);
+  ASSERT_TRUE(cursor.ok()) << cursor.status().message();
+  ASSERT_TRUE(node.control({{"op", "submit"}, {"program", small_program(1, 1)}}).value("ok", false));
+  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 2 --fault link-down").exit_code, 0);
+  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 6 --fault hbm-double-bit").exit_code, 0);
+  std::vector<telemetry::Event> allocs, frees, links, ecc;
+  ASSERT_TRUE(eventually([&] {
+    auto batch = (*cursor)->next(1024, std::chrono::milliseconds(50));
+    for (const auto& e : batch.events) {
+      if (e.type == telemetry::EventType::kAlloc) allocs.push_back(e);
+      if (e.type == telemetry::EventType::kFree) frees.push_back(e);
+      if (e.type == telemetry::EventType::kLinkStateChanged) links.push_back(e);
+      if (e.type == telemetry::EventType::kEccError) ecc.push_back(e);
+    }
+    return !frees.empty() && links.size() >= 14 && !ecc.empty();
+  }, std::chrono::seconds(10)));
+  ASSERT_EQ(allocs.size(), 1u);
+  ASSERT_EQ(frees.size(), 1u) << "the job's buffer is freed when it ends";
+  EXPECT_EQ(allocs[0].device, 0);
+  EXPECT_EQ(allocs[0].words[0], 2ull << 30);
+  EXPECT_EQ(allocs[0].words[2], static_cast<uint64_t>(getpid())) << "the submitting process";
+  EXPECT_EQ(frees[0].words[1], allocs[0].words[1]);
+  EXPECT_GT(frees[0].ts_ns, allocs[0].ts_ns);
+  EXPECT_EQ(links.size(), 14u);
+  std::set<uint64_t> distinct;
+  for (const auto& e : links) {
+    EXPECT_EQ(e.device, 2);
+    EXPECT_EQ(e.words[1], 0u);
+    distinct.insert(e.words[0]);
+  }
+  EXPECT_EQ(distinct.size(), 14u);
+  ASSERT_EQ(ecc.size(), 1u);
+  EXPECT_EQ(ecc[0].device, 6);
+  EXPECT_EQ(ecc[0].words, (std::array<uint64_t, 4>{2, 1, 1, 1}));
+}
+
+}  // namespace
+}  // namespace npukit::testing

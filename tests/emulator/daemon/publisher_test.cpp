@@ -1,0 +1,277 @@
+// What the Publisher puts on the bus besides task events: HBM alloc/free events, link state
+// changes, ECC errors (node_events.hpp), and link / HCCS bandwidth utilization.
+#include "emulator/daemon/publisher.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "emulator/runtime/program_runner.hpp"
+#include "tests/emulator/daemon/publisher_util.hpp"
+
+namespace npukit::emu {
+namespace {
+
+namespace tf = telemetry;
+using nlohmann::json;
+using testing::make_context;
+using testing::publish_node;
+using testing::PublishedNode;
+
+constexpr uint64_t kGiB = 1ull << 30;
+
+TEST(PublisherEvents, AnAllocThenAFreeOfNBytesAreTwoEventsAtTheirVirtualTimes) {
+  PublishedNode p = publish_node("alloc");
+  Context& ctx = make_context(*p.node, 2, 4242, AllocatorPolicy::kDirect);
+  p.node->host_wait(5'000'000);
+  constexpr uint64_t kBytes = 3ull << 20;
+  Nanos alloc_at = p.node->now();
+  auto ptr = ctx.malloc(kBytes);
+  ASSERT_TRUE(ptr.ok()) << ptr.status().message();
+  Nanos free_at = p.node->now();
+  EXPECT_GT(free_at, alloc_at) << "a direct malloc blocks the host for its modelled cost";
+  ASSERT_TRUE(ctx.free(*ptr).ok());
+
+  std::vector<tf::Event> events = p.drain_all();
+  ASSERT_EQ(events.size(), 2u);
+  const tf::Event& a = events[0];
+  EXPECT_EQ(a.type, tf::EventType::kAlloc);
+  EXPECT_EQ(a.device, 2);
+  EXPECT_EQ(a.ts_ns, static_cast<uint64_t>(alloc_at));
+  EXPECT_EQ(a.words, (std::array<uint64_t, 4>{kBytes, *ptr, 4242, kBytes}));
+  const tf::Event& f = events[1];
+  EXPECT_EQ(f.type, tf::EventType::kFree);
+  EXPECT_EQ(f.device, 2);
+  EXPECT_EQ(f.ts_ns, static_cast<uint64_t>(free_at));
+  EXPECT_EQ(f.words, (std::array<uint64_t, 4>{kBytes, *ptr, 4242, 0}));
+}
+
+json buffer_op(const char* op, const char* buf, uint64_t bytes = 0) {
+  json j = {{"op", op}, {"buf", buf}};
+  if (bytes > 0) j["bytes"] = bytes;
+  return j;
+}
+
+TEST(PublisherEvents, AProgramsAllocsAndFreesPairUpIncludingWhatTheJobStillHeldAtItsEnd) {
+  PublishedNode p = publish_node("runner");
+  json program = {{"name", "mem"}, {"repeat", 3}, {"process", {{"pid", 777}, {"name", "python3"}}},
+                  {"ranks", {{{"device", 1}, {"streams", 1},
+                              {"setup", {buffer_op("alloc", "w", kGiB)}},
+                              {"step", {buffer_op("alloc", "t", 4096), {{"op", "host_delay"}, {"ns", 1'000'000}},
+                                        buffer_op("free", "t")}}}}}};
+  auto parsed = tf::parse_program(program);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  auto runner = ProgramRunner::create(*p.node, *parsed);
+  ASSERT_TRUE(runner.ok()) << runner.status().message();
+  Nanos start = p.node->now(), end = -1;
+  (*runner)->start(nullptr, [&](const Status& s) {
+    EXPECT_TRUE(s.ok()) << s.message();
+    end = p.node->now();
+  });
+  p.node->run_until_idle();
+  ASSERT_GE(end, 0);
+
+  std::vector<tf::Event> events;
+  for (const tf::Event& e : p.drain_all()) {
+    if (e.type == tf::EventType::kAlloc || e.type == tf::EventType::kFree) events.push_back(e);
+  }
+  ASSERT_EQ(events.size(), 8u) << "the setup's alloc, an alloc and a free per step, the end's free";
+  for (const tf::Event& e : events) {
+    EXPECT_EQ(e.device, 1);
+    EXPECT_EQ(e.words[2], 777u);
+  }
+  EXPECT_EQ(events[0].type, tf::EventType::kAlloc);
+  EXPECT_EQ(events[0].ts_ns, static_cast<uint64_t>(start));
+  EXPECT_EQ(events[0].words[0], kGiB);
+  EXPECT_EQ(events[0].words[3], kGiB);
+  for (int step = 0; step < 3; ++step) {
+    const tf::Event& a = events[1 + 2 * step];
+    const tf::Event& f = events[2 + 2 * step];
+    EXPECT_EQ(a.type, tf::EventType::kAlloc);
+    EXPECT_EQ(f.type, tf::EventType::kFree);
+    EXPECT_EQ(a.words[0], 4096u);
+    EXPECT_EQ(f.words[0], 4096u);
+    EXPECT_EQ(f.words[1], a.words[1]) << "the free names the address the alloc returned";
+    EXPECT_EQ(a.words[3], kGiB + 4096);
+    EXPECT_EQ(f.words[3], kGiB);
+    EXPECT_GE(f.ts_ns, a.ts_ns + 1'000'000) << "the host delay sits between them";
+    EXPECT_GE(a.ts_ns, events[2 * step].ts_ns);
+  }
+  const tf::Event& last = events[7];
+  EXPECT_EQ(last.type, tf::EventType::kFree);
+  EXPECT_EQ(last.words[0], kGiB);
+  EXPECT_EQ(last.words[1], events[0].words[1]);
+  EXPECT_EQ(last.words[3], 0u);
+  EXPECT_EQ(last.ts_ns, static_cast<uint64_t>(end));
+}
+
+// The bus indices of the HCCS links between `device` and its peers, both directions.
+std::set<uint64_t> hccs_links_of(const PublishedNode& p, int device, std::set<int> except = {}) {
+  std::set<uint64_t> out;
+  for (int peer = 0; peer < p.node->device_count(); ++peer) {
+    if (peer == device || except.count(peer)) continue;
+    out.insert(static_cast<uint64_t>(p.bus_link(device, peer)));
+    out.insert(static_cast<uint64_t>(p.bus_link(peer, device)));
+  }
+  return out;
+}
+
+// Checks the link events: every one from `device`, in state `up`, at `at`; returns their links.
+std::set<uint64_t> links_of(const std::vector<tf::Event>& events, int device, bool up, Nanos at) {
+  std::set<uint64_t> out;
+  for (const tf::Event& e : events) {
+    EXPECT_EQ(e.device, device);
+    EXPECT_EQ(e.words[1], up ? 1u : 0u);
+    EXPECT_EQ(e.ts_ns, static_cast<uint64_t>(at));
+    out.insert(e.words[0]);
+  }
+  EXPECT_EQ(out.size(), events.size()) << "one event per link";
+  return out;
+}
+
+TEST(PublisherEvents, LinkStateEventsNameEveryLinkThatChangedAndNoOther) {
+  PublishedNode p = publish_node("links");
+  constexpr auto kLink = tf::EventType::kLinkStateChanged;
+  Node& node = *p.node;
+  node.host_wait(1'000'000);
+  ASSERT_TRUE(node.inject_fault(3, FaultKind::kLinkDown).ok());
+  auto down3 = p.drain(kLink);
+  EXPECT_EQ(down3.size(), 14u) << "3 -> peer and peer -> 3 for the 7 peers of the full mesh";
+  EXPECT_EQ(links_of(down3, 3, false, node.now()), hccs_links_of(p, 3));
+  tf::Snapshot snap = p.publish();
+  for (int l = 0; l < snap.link_count(); ++l) {
+    bool down = hccs_links_of(p, 3).count(static_cast<uint64_t>(l)) > 0;
+    EXPECT_EQ(snap.link(l, tf::fid::kLinkUp).as_u64(), down ? 0u : 1u) << "link " << l;
+  }
+  ASSERT_TRUE(node.inject_fault(3, FaultKind::kLinkDown).ok());
+  EXPECT_TRUE(p.drain(kLink).empty()) << "nothing changed";
+
+  // Device 5 goes down too: its links to 3 already are.
+  node.host_wait(1'000'000);
+  ASSERT_TRUE(node.inject_fault(5, FaultKind::kLinkDown).ok());
+  EXPECT_EQ(links_of(p.drain(kLink), 5, false, node.now()), hccs_links_of(p, 5, {3}));
+  // Clearing 3 brings back its links except those to 5, whose fault holds them down.
+  node.host_wait(1'000'000);
+  ASSERT_TRUE(node.clear_faults(3).ok());
+  EXPECT_EQ(links_of(p.drain(kLink), 3, true, node.now()), hccs_links_of(p, 3, {5}));
+  EXPECT_FALSE(node.fabric().links()[node.fabric().path(3, 5)[0]].up);
+  node.host_wait(1'000'000);
+  ASSERT_TRUE(node.reset_device(5).ok());
+  EXPECT_EQ(links_of(p.drain(kLink), 5, true, node.now()), hccs_links_of(p, 5));
+  snap = p.publish();
+  for (int l = 0; l < snap.link_count(); ++l) EXPECT_EQ(snap.link(l, tf::fid::kLinkUp).as_u64(), 1u) << "link " << l;
+}
+
+TEST(PublisherEvents, EccErrorsAreEventsAndAStormIsOneEventPerTickWithItsCount) {
+  PublishedNode p = publish_node("ecc");
+  constexpr auto kEcc = tf::EventType::kEccError;
+  Node& node = *p.node;
+  ASSERT_TRUE(node.inject_fault(1, FaultKind::kHbmDoubleBit).ok());
+  auto ecc = p.drain(kEcc);
+  ASSERT_EQ(ecc.size(), 1u);
+  EXPECT_EQ(ecc[0].device, 1);
+  EXPECT_EQ(ecc[0].ts_ns, 0u);
+  EXPECT_EQ(ecc[0].words, (std::array<uint64_t, 4>{2, 1, 1, 1}));
+
+  // 2000 single-bit errors per second, added every 10 ms tick: 100 events of 20, not 2000 events.
+  ASSERT_TRUE(node.inject_fault(4, FaultKind::kEccStorm).ok());
+  node.host_wait(1'000'000'000);
+  ecc = p.drain(kEcc);
+  ASSERT_EQ(ecc.size(), 100u);
+  uint64_t sum = 0;
+  for (std::size_t i = 0; i < ecc.size(); ++i) {
+    const tf::Event& e = ecc[i];
+    EXPECT_EQ(e.device, 4);
+    EXPECT_EQ(e.ts_ns, 10'000'000u * (i + 1)) << "at its tick";
+    EXPECT_EQ(e.words[0], 1u);
+    EXPECT_EQ(e.words[1], 20u);
+    EXPECT_EQ(e.words[2], 0u);
+    sum += e.words[1];
+    EXPECT_EQ(e.words[3], sum) << "the device's aggregate after";
+  }
+  EXPECT_EQ(p.publish().device(4, tf::fid::kEccSingleBitTotal).as_u64(), sum);
+
+  // With ECC disabled a storm counts nothing and says nothing.
+  node.device(4).health().ecc().enabled = false;
+  node.host_wait(100'000'000);
+  EXPECT_TRUE(p.drain(kEcc).empty());
+}
+
+TEST(FabricFlow, SpreadsATransfersBytesEvenlyOverItsTimeOnTheLink) {
+  auto spec = load_node_spec("8x910B2");
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  Fabric fabric(*spec);
+  const int link = fabric.path(0, 1)[0];
+  Nanos end = fabric.reserve(0, 1, kGiB, 1'000'000);
+  EXPECT_EQ(fabric.links()[link].bytes_total, kGiB) << "the counter counts at scheduling";
+  fabric.account(1'000'000);
+  EXPECT_EQ(fabric.links()[link].bytes_flow, 0.0);
+  Nanos mid = 1'000'000 + (end - 1'000'000) / 2;
+  fabric.account(mid);
+  EXPECT_NEAR(fabric.links()[link].bytes_flow, kGiB * static_cast<double>(mid - 1'000'000) / static_cast<double>(end - 1'000'000), 1e-3);
+  fabric.account(end);
+  EXPECT_EQ(fabric.links()[link].bytes_flow, static_cast<double>(kGiB));
+  EXPECT_EQ(fabric.links()[fabric.path(1, 0)[0]].bytes_flow, 0.0);
+}
+
+TEST(PublisherLinks, A1GiBAllreduceShowsOnTheLinksItUsesAndIdleLinksReadZero) {
+  PublishedNode p = publish_node("allreduce", {.jitter = 0});
+  Node& node = *p.node;
+  std::vector<Context*> ranks;
+  std::vector<StreamId> streams;
+  for (int d = 0; d < 8; ++d) {
+    ranks.push_back(&make_context(node, d, 600 + d));
+    streams.push_back(ranks.back()->create_stream());
+  }
+  auto comm = node.create_communicator("world", ranks, CollectiveAlgo::kRing);
+  ASSERT_TRUE(comm.ok());
+  for (int r = 0; r < 8; ++r) {
+    ASSERT_TRUE(ranks[r]->all_reduce(streams[r], *comm, 0, 0, kGiB / 2, DType::kFloat16).ok());
+  }
+  node.host_wait(30'000'000);  // inside the 44 ms ring allreduce
+
+  tf::Snapshot snap = p.publish();
+  std::vector<int> fabric_ids = published_links(node);
+  ASSERT_EQ(snap.link_count(), static_cast<int>(fabric_ids.size()));
+  int busy = 0;
+  std::vector<double> out_util(8, 0.0);  // per device: its busy outgoing link's utilization
+  for (int l = 0; l < snap.link_count(); ++l) {
+    const Link& link = node.fabric().links()[fabric_ids[l]];
+    std::optional<double> util = snap.link(l, tf::fid::kLinkBandwidthUtil).number();
+    ASSERT_TRUE(util.has_value()) << "link " << l;
+    if (link.bytes_total == 0) {
+      EXPECT_EQ(*util, 0.0) << node.fabric().describe(link.id) << " carried nothing";
+      continue;
+    }
+    ++busy;
+    EXPECT_EQ(link.kind, LinkKind::kHccs);
+    EXPECT_GT(*util, 50.0) << node.fabric().describe(link.id);
+    EXPECT_LE(*util, 80.0) << "a saturated link moves 80% of its line rate";
+    out_util[link.src] = *util;
+  }
+  EXPECT_EQ(busy, 8) << "a ring uses one outgoing link per device";
+  for (int d = 0; d < 8; ++d) {
+    std::optional<double> hccs = snap.device(d, tf::fid::kHccsBandwidthUtil).number();
+    ASSERT_TRUE(hccs.has_value());
+    EXPECT_NEAR(*hccs, out_util[d] / 7, 1e-9) << "one busy link of seven, device " << d;
+  }
+
+  // Long after it finished, a full window later, everything reads 0 again.
+  node.run_until_idle();
+  node.host_wait(200'000'000);
+  snap = p.publish();
+  for (int l = 0; l < snap.link_count(); ++l) EXPECT_EQ(*snap.link(l, tf::fid::kLinkBandwidthUtil).number(), 0.0);
+  for (int d = 0; d < 8; ++d) EXPECT_EQ(*snap.device(d, tf::fid::kHccsBandwidthUtil).number(), 0.0);
+}
+
+TEST(PublisherLinks, ADeviceWithoutHccsLinksHasNoHccsFigure) {
+  PublishedNode p = publish_node("pcie", {.spec = "4x310P3"});
+  tf::Snapshot snap = p.publish();
+  for (int d = 0; d < snap.device_count(); ++d) {
+    EXPECT_EQ(snap.device(d, tf::fid::kHccsBandwidthUtil).status, tf::SampleStatus::kNotSupported);
+  }
+  for (int l = 0; l < snap.link_count(); ++l) EXPECT_EQ(*snap.link(l, tf::fid::kLinkBandwidthUtil).number(), 0.0);
+}
+
+}  // namespace
+}  // namespace npukit::emu

@@ -1,0 +1,103 @@
+#include "emulator/engine/scheduler.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace npukit::emu {
+namespace {
+
+TEST(Scheduler, RunsEventsInTimeThenPostingOrder) {
+  Scheduler s;
+  std::vector<std::pair<Nanos, uint32_t>> seen;
+  uint32_t kind = s.add_handler([&](const SimEvent& e) { seen.emplace_back(s.now(), e.a); });
+  s.post(300, kind, 1);
+  s.post(100, kind, 2);
+  s.post(100, kind, 3);
+  s.post(200, kind, 4);
+  s.run_until(1000);
+  EXPECT_EQ(seen, (std::vector<std::pair<Nanos, uint32_t>>{{100, 2}, {100, 3}, {200, 4}, {300, 1}}));
+  EXPECT_EQ(s.now(), 1000);
+  EXPECT_EQ(s.events_processed(), 4u);
+}
+
+TEST(Scheduler, PastEventsAreClampedToNow) {
+  Scheduler s;
+  Nanos at = -1;
+  uint32_t kind = s.add_handler([&](const SimEvent&) { at = s.now(); });
+  s.run_until(500);
+  s.post(10, kind);
+  s.step();
+  EXPECT_EQ(at, 500);  // time never goes backwards
+}
+
+TEST(Scheduler, CallbacksCanScheduleMore) {
+  Scheduler s;
+  std::vector<Nanos> ticks;
+  std::function<void()> tick = [&] {
+    ticks.push_back(s.now());
+    if (ticks.size() < 5) s.post_callback(s.now() + 10, tick);
+  };
+  s.post_callback(0, tick);
+  EXPECT_FALSE(s.run_while([] { return true; }) == false);  // ran dry
+  EXPECT_EQ(ticks, (std::vector<Nanos>{0, 10, 20, 30, 40}));
+}
+
+TEST(Scheduler, RunWhileStopsWhenTheConditionIsMet) {
+  Scheduler s;
+  int count = 0;
+  uint32_t kind = s.add_handler([&](const SimEvent&) { ++count; });
+  for (int i = 0; i < 10; ++i) s.post(i, kind);
+  EXPECT_FALSE(s.run_while([&] { return count < 3; }));
+  EXPECT_EQ(count, 3);
+  EXPECT_EQ(s.pending(), 7u);
+}
+
+TEST(Scheduler, PacedModeFollowsWallTime) {
+  Scheduler s;
+  s.set_paced(10.0);  // 10 virtual ms per wall ms
+  auto t0 = std::chrono::steady_clock::now();
+  s.run_until(200'000'000);  // 200 ms virtual -> 20 ms wall
+  auto wall = std::chrono::steady_clock::now() - t0;
+  EXPECT_GE(wall, std::chrono::milliseconds(19));
+  EXPECT_LT(wall, std::chrono::milliseconds(500));
+  EXPECT_EQ(s.mode(), TimeMode::kPaced);
+}
+
+TEST(Scheduler, FastModeDoesNotSleep) {
+  Scheduler s;
+  auto t0 = std::chrono::steady_clock::now();
+  s.run_until(3'600'000'000'000);  // an hour of virtual time
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(100));
+  EXPECT_EQ(s.lag_ns(), 0);
+}
+
+}  // namespace
+}  // namespace npukit::emu
+
+namespace npukit::emu {
+namespace {
+
+TEST(Scheduler, BackgroundTicksDoNotKeepTheNodeBusy) {
+  Scheduler s;
+  int ticks = 0;
+  int work = 0;
+  uint32_t tick = 0;
+  tick = s.add_handler([&](const SimEvent&) {
+    ++ticks;
+    s.post_background(s.now() + 10, tick);  // reschedules itself forever
+  });
+  uint32_t job = s.add_handler([&](const SimEvent&) { ++work; });
+  s.post_background(0, tick);
+  s.post(95, job);
+  EXPECT_FALSE(s.idle());
+  EXPECT_TRUE(s.run_while([] { return true; }));  // returns once the foreground work is done
+  EXPECT_EQ(work, 1);
+  EXPECT_EQ(ticks, 10);  // ticks at 0..90 ran before the job at 95
+  EXPECT_TRUE(s.idle());
+  s.run_until(200);      // explicit time still runs background events
+  EXPECT_EQ(ticks, 21);
+}
+
+}  // namespace
+}  // namespace npukit::emu

@@ -1,0 +1,194 @@
+// Each injectable fault moves health and the error code as documented (docs/faults.md), and
+// clear/reset return the device to OK.
+#include "emulator/device/health.hpp"
+
+#include <gtest/gtest.h>
+
+#include "tests/emulator/test_util.hpp"
+
+namespace npukit::emu {
+namespace {
+
+using testing::fp16;
+using testing::make_context;
+using testing::make_node;
+
+constexpr Nanos kSecond = 1'000'000'000;
+
+void keep_busy(Node& node, Context& ctx, StreamId s, int seconds) {
+  auto mm = ctx.prepare("matmul", {fp16({4096, 4096}), fp16({4096, 4096})});
+  ASSERT_TRUE(mm.ok());
+  for (int i = 0; i < seconds; ++i) {
+    while (node.engine().stream_depth(s) < 4000) ASSERT_TRUE(ctx.enqueue(s, *mm).ok());
+    node.scheduler().run_until(node.now() + kSecond);
+  }
+}
+
+TEST(Faults, NamesParse) {
+  for (FaultKind k : all_faults()) EXPECT_EQ(*parse_fault(fault_name(k)), k);
+  EXPECT_EQ(parse_fault("fan-stuck").status().message(),
+            "unknown fault 'fan-stuck' (expected one of: over-temperature, hbm-double-bit, ecc-storm, "
+            "aicore-hang, link-down, device-lost)");
+}
+
+TEST(Faults, OverTemperatureWarnsUnderLoadAndClears) {
+  auto node = make_node({.seed = 1});
+  Context& ctx = make_context(*node, 2);
+  StreamId s = ctx.create_stream();
+  ASSERT_TRUE(node->inject_fault(2, FaultKind::kOverTemperature).ok());
+  keep_busy(*node, ctx, s, 60);
+  const Device& d = node->device(2);
+  EXPECT_EQ(d.health_state(), Health::kWarning);
+  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), error_code::kTemperatureHigh);
+  EXPECT_TRUE(d.sensors().throttle_reasons & throttle_reason::kThermal);
+  EXPECT_EQ(node->device(3).health_state(), Health::kOk);  // only the faulty device
+  ASSERT_TRUE(ctx.synchronize_stream(s).ok());
+  ASSERT_TRUE(node->clear_faults(2).ok());
+  node->scheduler().run_until(node->now() + 120 * kSecond);
+  EXPECT_EQ(d.health_state(), Health::kOk);
+  EXPECT_EQ(d.clock_mhz(), 1850);
+}
+
+TEST(Faults, HbmDoubleBitRaisesAnAlarmAndIsolatesAPage) {
+  auto node = make_node();
+  ASSERT_TRUE(node->inject_fault(1, FaultKind::kHbmDoubleBit).ok());
+  const Device& d = node->device(1);
+  EXPECT_EQ(d.health_state(), Health::kAlarm);
+  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), error_code::kEccDoubleBit);
+  EXPECT_EQ(d.health().ecc().double_bit_volatile, 1u);
+  EXPECT_EQ(d.health().ecc().isolated_pages_double, 1u);
+  ASSERT_TRUE(node->clear_faults(1).ok());
+  EXPECT_EQ(d.health_state(), Health::kOk);
+  EXPECT_EQ(d.health().ecc().double_bit_aggregate, 1u);  // history survives a clear
+  EXPECT_EQ(d.health().ecc().isolated_pages_double, 1u);
+}
+
+TEST(Faults, EccStormWarnsOnceErrorsPileUp) {
+  auto node = make_node();
+  ASSERT_TRUE(node->inject_fault(0, FaultKind::kEccStorm).ok());
+  node->scheduler().run_until(node->now() + kSecond);
+  const Device& d = node->device(0);
+  EXPECT_NEAR(static_cast<double>(d.health().ecc().single_bit_volatile), 2000, 25);
+  EXPECT_EQ(d.health_state(), Health::kWarning);
+  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), error_code::kEccSingleBitStorm);
+  ASSERT_TRUE(node->clear_faults(0).ok());
+  node->scheduler().run_until(node->now() + kSecond);
+  EXPECT_EQ(d.health().ecc().single_bit_volatile, 0u);
+  EXPECT_EQ(d.health_state(), Health::kOk);
+  EXPECT_GE(d.health().ecc().single_bit_aggregate, 1975u);
+}
+
+TEST(Faults, AicoreHangTimesOutTasksAndNeedsAReset) {
+  auto node = make_node();
+  Context& ctx = make_context(*node);
+  StreamId s = ctx.create_stream();
+  auto mm = ctx.prepare("matmul", {fp16({1024, 1024}), fp16({1024, 1024})});
+  ASSERT_TRUE(mm.ok());
+  ASSERT_TRUE(node->inject_fault(0, FaultKind::kAicoreHang).ok());
+  ASSERT_TRUE(ctx.enqueue(s, *mm).ok());
+  Nanos before = node->now();
+  Status st = ctx.synchronize_stream(s);
+  EXPECT_EQ(st.message(), "AI Core task timeout: task 0 (MatMulV2) on device 0 did not finish within "
+                          "2000 ms (error code 0x80CB8009)");
+  EXPECT_EQ(node->now() - before, 2 * kSecond);
+  const Device& d = node->device(0);
+  EXPECT_EQ(d.health_state(), Health::kCritical);
+  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), error_code::kAicoreTimeout);
+  ASSERT_TRUE(node->clear_faults(0).ok());
+  EXPECT_EQ(d.health_state(), Health::kCritical);  // clear is not enough
+  ASSERT_TRUE(node->reset_device(0).ok());
+  EXPECT_EQ(d.health_state(), Health::kOk);
+  ASSERT_TRUE(ctx.enqueue(s, *mm).ok());
+  EXPECT_TRUE(ctx.synchronize_stream(s).ok());
+}
+
+TEST(Faults, DeviceLostReadsUnknownAndFailsWork) {
+  auto node = make_node();
+  Context& ctx = make_context(*node, 5);
+  StreamId s = ctx.create_stream();
+  ASSERT_TRUE(node->inject_fault(5, FaultKind::kDeviceLost).ok());
+  const Device& d = node->device(5);
+  EXPECT_EQ(d.health_state(), Health::kUnknown);
+  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), error_code::kDeviceLost);
+  ASSERT_TRUE(ctx.memcpy_h2d(s, 0, nullptr, 4096).ok());
+  EXPECT_EQ(ctx.synchronize_stream(s).message(), "device 5 lost (error code 0xFFFFFFFF)");
+  node->scheduler().run_until(node->now() + kSecond);
+  EXPECT_DOUBLE_EQ(d.sensors().power_w, 0.0);
+  ASSERT_TRUE(node->reset_device(5).ok());
+  EXPECT_EQ(d.health_state(), Health::kOk);
+  ASSERT_TRUE(ctx.memcpy_h2d(s, 0, nullptr, 4096).ok());
+  EXPECT_TRUE(ctx.synchronize_stream(s).ok());
+}
+
+TEST(Faults, LinkDownRaisesAnAlarmUntilCleared) {
+  auto node = make_node();
+  ASSERT_TRUE(node->inject_fault(3, FaultKind::kLinkDown).ok());
+  const Device& d = node->device(3);
+  EXPECT_EQ(d.health_state(), Health::kAlarm);
+  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), error_code::kLinkDown);
+  EXPECT_GE(node->fabric().down_link_on(2, 3), 0);
+  EXPECT_GE(node->fabric().down_link_on(3, 7), 0);
+  EXPECT_EQ(node->fabric().down_link_on(2, 4), -1);
+  ASSERT_TRUE(node->clear_faults(3).ok());
+  EXPECT_EQ(d.health_state(), Health::kOk);
+  EXPECT_EQ(node->fabric().down_link_on(2, 3), -1);
+}
+
+TEST(Faults, TheWorstAlarmWins) {
+  auto node = make_node();
+  ASSERT_TRUE(node->inject_fault(0, FaultKind::kEccStorm).ok());
+  node->scheduler().run_until(kSecond);
+  ASSERT_TRUE(node->inject_fault(0, FaultKind::kHbmDoubleBit).ok());
+  const Device& d = node->device(0);
+  auto alarms = d.health().alarms(d.sensors().temperature_c, d.thermal_limits());
+  ASSERT_EQ(alarms.size(), 2u);
+  EXPECT_EQ(alarms[0].code, error_code::kEccDoubleBit);
+  EXPECT_EQ(alarms[1].code, error_code::kEccSingleBitStorm);
+  EXPECT_EQ(d.health_state(), Health::kAlarm);
+}
+
+// A run with a fault timeline: the task timeline plus the devices' ECC and health at the end.
+std::pair<std::vector<std::tuple<uint64_t, int, Nanos, Nanos>>, std::vector<uint64_t>> faulty_run(uint64_t seed) {
+  auto node = make_node({.seed = seed});
+  TimelineRecorder rec;
+  node->engine().add_observer(&rec);
+  std::vector<FaultEvent> timeline = {
+      {kSecond / 2, 1, FaultEvent::Action::kInject, FaultKind::kEccStorm},
+      {kSecond, 2, FaultEvent::Action::kInject, FaultKind::kHbmDoubleBit},
+      {kSecond, 3, FaultEvent::Action::kInject, FaultKind::kAicoreHang},
+      {2 * kSecond, 1, FaultEvent::Action::kClear, FaultKind::kEccStorm},
+      {4 * kSecond, 3, FaultEvent::Action::kReset, FaultKind::kEccStorm},
+  };
+  EXPECT_TRUE(node->schedule_faults(timeline).ok());
+  for (int dev = 0; dev < 4; ++dev) {
+    Context& ctx = make_context(*node, dev, 300 + dev);
+    StreamId s = ctx.create_stream();
+    auto mm = ctx.prepare("matmul", {fp16({4096, 4096}), fp16({4096, 4096})});
+    for (int i = 0; i < 4000; ++i) EXPECT_TRUE(ctx.enqueue(s, *mm).ok());
+  }
+  node->scheduler().run_until(5 * kSecond);
+  std::vector<std::tuple<uint64_t, int, Nanos, Nanos>> tasks;
+  for (const auto& r : rec.records()) tasks.emplace_back(r.id, r.device, r.start, r.end);
+  std::vector<uint64_t> state;
+  for (int dev = 0; dev < 4; ++dev) {
+    const auto& e = node->device(dev).health().ecc();
+    state.insert(state.end(), {e.single_bit_aggregate, e.double_bit_aggregate,
+                               static_cast<uint64_t>(node->device(dev).health_state())});
+  }
+  node->engine().remove_observer(&rec);
+  return {tasks, state};
+}
+
+TEST(Faults, SameSeedAndTimelineGiveTheSameRun) {
+  auto a = faulty_run(9);
+  auto b = faulty_run(9);
+  EXPECT_EQ(a.first, b.first);
+  EXPECT_EQ(a.second, b.second);
+  EXPECT_NE(a.first, faulty_run(10).first);
+  // device 3 hung at 1 s: its running task timed out 2 s later, and it recovered at the reset
+  EXPECT_EQ(a.second[3 * 3 + 2], static_cast<uint64_t>(Health::kOk));
+  EXPECT_EQ(a.second[2 * 3 + 2], static_cast<uint64_t>(Health::kAlarm));
+}
+
+}  // namespace
+}  // namespace npukit::emu

@@ -1,0 +1,145 @@
+// Bad input and failure: one clear line naming what and where, the documented exit codes
+// (profiler/cli/cli.hpp: 2 usage, 3 bad input, 4 no node, 5 the recorded command failed).
+#include <gtest/gtest.h>
+
+#include "tests/profiler/prof_test_util.hpp"
+
+namespace npukit::testing {
+namespace {
+
+// Exactly one line, starting "npu-prof: ".
+void expect_one_line(const CommandResult& r, const std::string& needle) {
+  auto lines = lines_of(r.output);
+  ASSERT_EQ(lines.size(), 1u) << r.output;
+  EXPECT_EQ(lines[0].rfind("npu-prof: ", 0), 0u) << r.output;
+  EXPECT_NE(r.output.find(needle), std::string::npos) << r.output;
+}
+
+TEST(Cli, MissingPathIsBadInput) {
+  auto r = run_command(prof() + " report /nonexistent/prof-dir");
+  EXPECT_EQ(r.exit_code, 3);
+  expect_one_line(r, "/nonexistent/prof-dir: no such file or directory");
+}
+
+TEST(Cli, DirectoryWithoutRecordingIsBadInput) {
+  TempDir dir("empty");
+  auto r = run_command(prof() + " report " + dir.str());
+  EXPECT_EQ(r.exit_code, 3);
+  expect_one_line(r, dir.str() + ": no PROF_* recording in it");
+}
+
+TEST(Cli, NonDatabaseFileIsBadInput) {
+  TempDir dir("notdb");
+  std::ofstream(dir / "x.db") << "this is not a database, just text\n";
+  auto r = run_command(prof() + " report " + (dir / "x.db"));
+  EXPECT_EQ(r.exit_code, 3);
+  expect_one_line(r, "x.db: not a SQLite database");
+}
+
+TEST(Cli, ForeignDatabaseIsNotAProfile) {
+  TempDir dir("foreign");
+  ASSERT_EQ(sqlite(dir / "other.db", "CREATE TABLE t(x); INSERT INTO t VALUES (1);").exit_code, 0);
+  auto r = run_command(prof() + " report " + (dir / "other.db"));
+  EXPECT_EQ(r.exit_code, 3);
+  expect_one_line(r, "other.db: not a profile database (no META_DATA table)");
+}
+
+// A copy of the small recording's database in `dir`, to damage.
+std::string copy_of_small_db(const TempDir& dir) {
+  const RecordedRun& run = small_run();
+  EXPECT_FALSE(run.db.empty()) << run.record.output;
+  std::string db = dir / "msprof_20990101000000.db";
+  std::filesystem::copy_file(run.db, db);
+  return db;
+}
+
+TEST(Cli, UnsupportedSchemaVersionIsNamed) {
+  TempDir dir("schema2");
+  std::string db = copy_of_small_db(dir);
+  ASSERT_EQ(sqlite(db, "UPDATE META_DATA SET value = '2.0.0' WHERE name = 'SCHEMA_VERSION'").exit_code, 0);
+  auto r = run_command(prof() + " report " + db);
+  EXPECT_EQ(r.exit_code, 3);
+  expect_one_line(r, "unsupported schema version 2.0.0");
+}
+
+TEST(Cli, CorruptedDatabaseIsBadInputNotACrash) {
+  TempDir dir("corrupt");
+  std::string db = copy_of_small_db(dir);
+  {  // Overwrite the middle of the file (table pages) with garbage, keep the header.
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    auto size = std::filesystem::file_size(db);
+    f.seekp(static_cast<std::streamoff>(size / 3));
+    std::string junk(static_cast<std::size_t>(size / 3), '\xA5');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  auto r = run_command(prof() + " report " + db);
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  expect_one_line(r, db + ": ");
+  auto e = run_command(prof() + " export --chrome " + (dir / "t.json") + " " + db);
+  EXPECT_EQ(e.exit_code, 3) << e.output;
+}
+
+TEST(Cli, BadArgumentsAreUsageErrors) {
+  EXPECT_EQ(run_command(prof()).exit_code, 2);
+  EXPECT_EQ(run_command(prof() + " report").exit_code, 2);
+  EXPECT_EQ(run_command(prof() + " report x --format xml").exit_code, 2);
+  EXPECT_EQ(run_command(prof() + " report x --top 0").exit_code, 2);
+  EXPECT_EQ(run_command(prof() + " frobnicate").exit_code, 2);
+  auto no_cmd = run_command(prof() + " record -o /tmp/x");
+  EXPECT_EQ(no_cmd.exit_code, 2);
+  expect_one_line(no_cmd, "give the command to record after --");
+  auto no_dur = run_command(prof() + " record -o /tmp/x --attach");
+  EXPECT_EQ(no_dur.exit_code, 2);
+  expect_one_line(no_dur, "--attach needs --duration");
+  auto bad_dur = run_command(prof() + " record -o /tmp/x --attach --duration soon");
+  EXPECT_EQ(bad_dur.exit_code, 2);
+  expect_one_line(bad_dur, "invalid duration 'soon'");
+  auto bad_node = run_command(prof() + " record -o /tmp/x --node-name 'a/b' -- true");
+  EXPECT_EQ(bad_node.exit_code, 3);
+  expect_one_line(bad_node, "invalid node name 'a/b'");
+  EXPECT_EQ(run_command(prof() + " --help").exit_code, 0);
+}
+
+TEST(Cli, NoNodeRunning) {
+  TempDir dir("nonode");
+  auto r = run_command(prof() + " record -o " + dir.str() + " --node-name " + unique_node("absent") + " -- true");
+  EXPECT_EQ(r.exit_code, 4);
+  expect_one_line(r, "is running (start one with: npu-emud start --node-name");
+}
+
+TEST(Cli, CommandThatCannotRunOrFails) {
+  ScopedNode node("cmdfail");
+  TempDir dir("cmdfail");
+  auto missing = run_command(prof() + " record -o " + (dir / "a") + " --node-name " + node.name() + " -- /no/such/tool");
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_NE(missing.output.find("cannot run '/no/such/tool'"), std::string::npos) << missing.output;
+  // A failing command still leaves a finished, reportable profile; the exit code says it failed.
+  auto failing = run_command(prof() + " record -o " + (dir / "b") + " --node-name " + node.name() + " -- " + npu_run() +
+                             " no-such-workload");
+  EXPECT_EQ(failing.exit_code, 5) << failing.output;
+  EXPECT_NE(failing.output.find("the recorded command exited with status"), std::string::npos) << failing.output;
+  std::string db = find_db(dir / "b");
+  ASSERT_FALSE(db.empty());
+  EXPECT_EQ(sqlite(db, "SELECT value FROM META_DATA WHERE name = 'RECORDING_STATE'").output, "complete\n");
+  EXPECT_EQ(run_command(prof() + " report " + (dir / "b")).exit_code, 0);
+}
+
+TEST(Cli, SeveralRecordingsInOneDirectoryNeedAChoice) {
+  ScopedNode node("two");
+  TempDir dir("two");
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- true").exit_code, 0);
+  }
+  auto r = run_command(prof() + " report " + dir.str());
+  EXPECT_EQ(r.exit_code, 3);
+  expect_one_line(r, "holds 2 recordings; name one");
+  int numbered = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir.str())) {
+    std::string name = e.path().filename().string();
+    numbered += name.rfind("PROF_000001_", 0) == 0 || name.rfind("PROF_000002_", 0) == 0;
+  }
+  EXPECT_EQ(numbered, 2);
+}
+
+}  // namespace
+}  // namespace npukit::testing

@@ -1,0 +1,68 @@
+// A recorder killed with SIGKILL mid-run leaves a database that passes integrity_check, holds
+// every committed batch, and that report, export and the sqlite3 CLI still read; report says
+// the recording is incomplete.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+
+#include "tests/profiler/invariants.hpp"
+
+extern char** environ;
+
+namespace npukit::testing {
+namespace {
+
+pid_t spawn(const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  EXPECT_EQ(posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ), 0);
+  return pid;
+}
+
+TEST(Kill, SigkilledRecorderLeavesAUsableDatabase) {
+  ScopedNode node("kill", "--seed 7");
+  TempDir dir("kill");
+  pid_t recorder = spawn({prof(), "record", "-o", dir.str(), "--node-name", node.name(), "--", npu_run(),
+                          "resnet50-train", "--steps", "40"});
+  ASSERT_GT(recorder, 0);
+  // Wait until some batches are committed, then kill mid-run.
+  std::string db;
+  ASSERT_TRUE(eventually([&] {
+    db = find_db(dir.str());
+    if (db.empty()) return false;
+    // At least one finished step on every rank, so the step breakdown has something to show.
+    auto n = sqlite(db, "SELECT (SELECT count(*) FROM TASK) > 2000 AND (SELECT count(*) FROM EMU_STEP) >= 8");
+    return n.exit_code == 0 && n.output == "1\n";
+  }, std::chrono::seconds(20)));
+  ASSERT_EQ(::kill(recorder, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(recorder, &status, 0), recorder);
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  EXPECT_EQ(sqlite(db, "PRAGMA integrity_check").output, "ok\n");
+  EXPECT_EQ(sqlite(db, "SELECT value FROM META_DATA WHERE name = 'RECORDING_STATE'").output, "recording\n");
+  auto tasks = std::stoll(sqlite(db, "SELECT count(*) FROM TASK").output);
+  EXPECT_GT(tasks, 2000);
+  // Everything committed is consistent (launches of tasks still running may lack their task).
+  for (const std::string& v : invariant_violations(db, false)) ADD_FAILURE() << v;
+
+  auto report = run_command(prof() + " report " + dir.str());
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("the recording is incomplete"), std::string::npos) << report.output.substr(0, 600);
+  EXPECT_NE(report.output.find("Recording:  INCOMPLETE"), std::string::npos);
+  EXPECT_NE(report.output.find("[incomplete_recording]"), std::string::npos);
+  EXPECT_NE(report.output.find("== Step breakdown"), std::string::npos);
+  auto json = run_command("(" + prof() + " report " + dir.str() + " --format json 2>/dev/null)");
+  auto j = nlohmann::json::parse(json.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["header"]["complete"], false);
+  EXPECT_EQ(j["header"]["tasks"], tasks);
+  EXPECT_FALSE(j["steps"].empty()) << "the step breakdown is recomputed from the tasks";
+  EXPECT_EQ(run_command(prof() + " export --chrome " + (dir / "t.json") + " " + dir.str()).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace npukit::testing

@@ -1,0 +1,154 @@
+// Recording a real workload on a real node: layout, invariants (reference section 6, checked
+// with the sqlite3 CLI), content, modes.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "tests/profiler/invariants.hpp"
+#include "profiler/record/recorder.hpp"
+
+namespace npukit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Record, LayoutFollowsMsprof) {
+  const RecordedRun& run = small_run();
+  ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
+  ASSERT_FALSE(run.db.empty()) << run.record.output;
+  fs::path db(run.db);
+  std::string prof_dir = db.parent_path().filename().string();
+  EXPECT_TRUE(std::regex_match(prof_dir, std::regex(R"(PROF_\d{6}_\d{14}_[A-Z0-9]{8})"))) << prof_dir;
+  EXPECT_TRUE(std::regex_match(db.filename().string(), std::regex(R"(msprof_\d{14}\.db)"))) << db;
+  EXPECT_EQ(prof_dir.substr(12, 14), db.filename().string().substr(7, 14));
+  // The workload runs on devices 0 and 1: only they keep a device_<id> directory.
+  for (int d : {0, 1}) {
+    std::string info = read_file((db.parent_path() / ("device_" + std::to_string(d)) / ("info.json." + std::to_string(d))).string());
+    auto j = nlohmann::json::parse(info, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << info;
+    EXPECT_EQ(j["rank_id"], d);
+    EXPECT_FALSE(j["hostUid"].get<std::string>().empty());
+  }
+  EXPECT_FALSE(fs::exists(db.parent_path() / "device_2"));
+  EXPECT_FALSE(fs::exists(run.db + "-wal")) << "a finalized profile is one self-contained file";
+  EXPECT_NE(run.record.output.find("npu-prof: recorded "), std::string::npos);
+}
+
+TEST(Record, DatabaseSatisfiesEveryInvariant) {
+  const RecordedRun& run = small_run();
+  ASSERT_FALSE(run.db.empty()) << run.record.output;
+  for (const std::string& v : invariant_violations(run.db, true)) ADD_FAILURE() << v;
+  EXPECT_EQ(sqlite(run.db, "PRAGMA journal_mode").output, "delete\n");
+}
+
+TEST(Record, HoldsTasksLaunchesCollectivesStepsAndCounters) {
+  const std::string db = small_run().db;
+  ASSERT_FALSE(db.empty());
+  // 3 steps x 2 ranks; kernels by core type; every task launched by a CANN_API row.
+  EXPECT_EQ(sqlite(db, "SELECT count(*) FROM EMU_STEP").output, "6\n");
+  EXPECT_EQ(sqlite(db, "SELECT count(*) FROM STEP_TIME").output, "3\n");
+  EXPECT_EQ(sqlite(db, "SELECT s.value, count(*) FROM TASK t JOIN STRING_IDS s ON s.id = t.taskType "
+                       "GROUP BY s.value ORDER BY s.value").output,
+            "AI_CORE|36\nAI_CPU|6\nAI_VECTOR_CORE|30\nCOMMUNICATION|24\nMEMCPY_ASYNC|6\n");
+  EXPECT_EQ(sqlite(db, "SELECT count(*) FROM TASK t JOIN CANN_API a ON a.connectionId = t.connectionId").output, "102\n");
+  // The msprof join of host API -> device task -> op info (reference 1.4).
+  EXPECT_EQ(sqlite(db, "SELECT DISTINCT n.value FROM CANN_API a JOIN TASK t ON t.connectionId = a.connectionId "
+                       "JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId JOIN STRING_IDS n ON n.id = c.opType "
+                       "WHERE a.type = 20000 ORDER BY 1").output,
+            "Add\nCumsum\nMatMulV2\nRelu\nReluGrad\n");
+  EXPECT_EQ(sqlite(db, "SELECT count(*) FROM COMMUNICATION_OP o JOIN CANN_API a ON a.connectionId = o.connectionId "
+                       "WHERE a.type = 5500").output, "24\n");
+  EXPECT_EQ(sqlite(db, "SELECT DISTINCT rankSize, count FROM COMMUNICATION_OP").output, "2|2097152\n");
+  EXPECT_EQ(sqlite(db, "SELECT DISTINCT s.value FROM COMPUTE_TASK_INFO c JOIN STRING_IDS s ON s.id = c.inputShapes "
+                       "JOIN STRING_IDS o ON o.id = c.opType WHERE o.value = 'Cumsum'").output, "4096\n");
+  EXPECT_EQ(sqlite(db, "SELECT count(*) > 0 FROM MEMCPY_INFO WHERE memcpyOperation = 1").output, "1\n");
+  // Counter time series: clock, HBM in use, registry-named counters.
+  // (A recording this short may hold a single sample per device; AttachRecords... checks series.)
+  EXPECT_EQ(sqlite(db, "SELECT count(*) >= 8, min(freq) > 0 FROM AICORE_FREQ").output, "1|1\n");
+  EXPECT_EQ(sqlite(db, "SELECT count(*) > 0 FROM NPU_MEM WHERE hbm > 0").output, "1\n");
+  EXPECT_EQ(sqlite(db, "SELECT count(DISTINCT name) > 10 FROM EMU_COUNTER").output, "1\n");
+  EXPECT_EQ(sqlite(db, "SELECT group_concat(DISTINCT s.value) FROM EMU_COUNTER c JOIN STRING_IDS s ON s.id = c.name "
+                       "WHERE s.value IN ('npu_power_watts', 'npu_temperature_celsius') ORDER BY 1").output,
+            "npu_power_watts,npu_temperature_celsius\n");
+  EXPECT_EQ(sqlite(db, "SELECT value FROM EMU_RUN WHERE key = 'events_missed'").output, "0\n");
+  EXPECT_EQ(sqlite(db, "SELECT value FROM EMU_RUN WHERE key = 'mode'").output, "fast\n");
+}
+
+TEST(Record, TimestampsAreUnixNanoseconds) {
+  const std::string db = small_run().db;
+  auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  auto start = sqlite(db, "SELECT min(startNs) FROM TASK");
+  ASSERT_EQ(start.exit_code, 0);
+  int64_t ts = std::stoll(start.output);
+  // The daemon runs at speed 1: virtual time + the clock base tracks the wall clock.
+  EXPECT_LT(std::llabs(now - ts), int64_t{600} * 1'000'000'000) << ts;
+}
+
+TEST(Record, PacedModeCountsWhatItMisses) {
+  RecordedRun run = record_on_fresh_node("paced", data_path("small-train.json") + " --steps 1", "--mode paced");
+  ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
+  EXPECT_EQ(sqlite(run.db, "SELECT value FROM EMU_RUN WHERE key = 'mode'").output, "paced\n");
+  EXPECT_EQ(sqlite(run.db, "SELECT value FROM EMU_RUN WHERE key = 'events_missed'").output, "0\n");
+  EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM STEP_TIME").output, "1\n");
+  for (const std::string& v : invariant_violations(run.db, true)) ADD_FAILURE() << v;
+}
+
+TEST(Record, AttachRecordsARunningNodeForADuration) {
+  ScopedNode node("attach", "--seed 7");
+  TempDir dir("attach");
+  std::string bg = npu_run() + " " + data_path("small-train.json") + " --steps 150 --node-name " + node.name();
+  std::FILE* workload = popen((bg + " >/dev/null 2>&1").c_str(), "r");
+  ASSERT_NE(workload, nullptr);
+  auto r = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " --attach --duration 600ms");
+  pclose(workload);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string db = find_db(dir.str());
+  ASSERT_FALSE(db.empty());
+  EXPECT_EQ(sqlite(db, "SELECT value FROM EMU_RUN WHERE key = 'command'").output, "(attach)\n");
+  EXPECT_EQ(sqlite(db, "SELECT count(*) > 0 FROM TASK").output, "1\n");
+  auto span = sqlite(db, "SELECT (endTimeNs - startTimeNs) / 1000000 FROM SESSION_TIME_INFO");
+  EXPECT_GE(std::stoll(span.output), 400) << span.output;
+  // Counters as time series: samples every ~100 ms, HBM bandwidth from counter deltas.
+  EXPECT_EQ(sqlite(db, "SELECT count(DISTINCT timestampNs) >= 3 FROM AICORE_FREQ").output, "1\n");
+  EXPECT_EQ(sqlite(db, "SELECT count(DISTINCT timestampNs) >= 2 FROM HBM").output, "1\n");
+  EXPECT_EQ(sqlite(db, "SELECT count(*) > 0 FROM HCCS").output, "1\n");
+  for (const std::string& v : invariant_violations(db, true)) ADD_FAILURE() << v;
+}
+
+// HBM alloc/free events from the emulator fill NPU_OP_MEM; the report's churn finding reads them.
+TEST(Record, AllocatorChurnFillsTheMemoryTableAndTheReportFindsTheChurn) {
+  RecordedRun run = record_on_fresh_node("churn", "allocator-churn --steps 3");
+  ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
+  ASSERT_FALSE(run.db.empty()) << run.record.output;
+  for (const std::string& v : invariant_violations(run.db, true)) ADD_FAILURE() << v;
+  // 800 allocations per step (workloads/builtin/allocator-churn.json), every one freed.
+  EXPECT_EQ(sqlite(run.db, "SELECT s.value, count(*) FROM NPU_OP_MEM m JOIN STRING_IDS s ON s.id = m.type "
+                           "GROUP BY s.value ORDER BY s.value").output,
+            "alloc|2400\nfree|2400\n");
+  // Sizes 64 KiB + (i mod 7) x 4 KiB, all on device 0, from npu-run's process, at times inside the
+  // session; the process's allocated total ends back at 0.
+  EXPECT_EQ(sqlite(run.db, "SELECT min(size), max(size), count(DISTINCT deviceId), min(deviceId), "
+                           "count(DISTINCT globalTid), min(globalTid) > 0, min(addr) > 0 FROM NPU_OP_MEM").output,
+            "65536|90112|1|0|1|1|1\n");
+  EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM NPU_OP_MEM m, SESSION_TIME_INFO s "
+                           "WHERE m.timestampNs < s.startTimeNs OR m.timestampNs > s.endTimeNs").output,
+            "0\n");
+  EXPECT_EQ(sqlite(run.db, "SELECT totalAllocate FROM NPU_OP_MEM ORDER BY timestampNs DESC, rowid DESC LIMIT 1").output,
+            "0\n");
+  auto report = run_command(prof() + " report " + run.dir);
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("HBM allocator churn: 800 allocations per step across the node (2400 in 3 steps)"),
+            std::string::npos)
+      << report.output;
+}
+
+TEST(Record, ParsesDurations) {
+  EXPECT_EQ(prof::parse_duration("10s")->count(), 10'000'000'000);
+  EXPECT_EQ(prof::parse_duration("250ms")->count(), 250'000'000);
+  EXPECT_EQ(prof::parse_duration("1.5")->count(), 1'500'000'000);
+  EXPECT_EQ(prof::parse_duration("2m")->count(), 120'000'000'000);
+  for (const char* bad : {"", "x", "10q", "-1s", "0"}) EXPECT_FALSE(prof::parse_duration(bad).ok()) << bad;
+}
+
+}  // namespace
+}  // namespace npukit::testing

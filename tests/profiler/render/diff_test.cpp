@@ -1,0 +1,67 @@
+// npu-prof diff: two recordings of the small workload, one with a slower data loader and
+// larger matmuls; the diff shows the ops and the step breakdown that changed.
+#include <gtest/gtest.h>
+
+#include "profiler/render/diff.hpp"
+#include "tests/profiler/prof_test_util.hpp"
+
+namespace npukit::testing {
+namespace {
+
+TEST(Diff, UnitComparesOpsStepsAndFindings) {
+  prof::Report a, b;
+  prof::DurationStats s1{10, 1000, 90, 110, 100, 100, 100};
+  prof::DurationStats s2{10, 3000, 290, 310, 300, 300, 100};
+  a.op_names.push_back({"aten::mm", "MatMulV2", "AI_CORE", "64,64;64,64", "FLOAT16;FLOAT16", s1, 0, 0});
+  b.op_names.push_back({"aten::mm", "MatMulV2", "AI_CORE", "64,64;64,64", "FLOAT16;FLOAT16", s2, 0, 0});
+  b.op_names.push_back({"aten::cumsum", "Cumsum", "AI_CPU", "4096", "FLOAT16", s1, 0, 0});
+  a.steps.push_back({0, 0, {100, 50, 0, 0, 0, 50, 10}});
+  b.steps.push_back({0, 0, {200, 50, 0, 0, 0, 150, 100}});
+  b.findings.push_back({"aicpu_fallback", "x", {}});
+  prof::DiffReport d = prof::diff_reports(a, b);
+  ASSERT_EQ(d.ops.size(), 2u);
+  EXPECT_EQ(d.ops[0].name, "aten::mm");  // largest change of total time first
+  EXPECT_EQ(d.ops[0].delta_total(), 2000);
+  EXPECT_EQ(d.ops[1].a.count, 0u);
+  EXPECT_EQ(d.steps[0].metric, "Step");
+  EXPECT_EQ(d.steps[0].b_ns - d.steps[0].a_ns, 100);
+  EXPECT_EQ(d.findings_new, std::vector<std::string>{"aicpu_fallback"});
+  std::string text = prof::render_diff_text(d, 10);
+  EXPECT_NE(text.find("only in B"), std::string::npos) << text;
+  EXPECT_NE(text.find("+200.0%"), std::string::npos) << text;
+  EXPECT_EQ(prof::render_diff_json(d)["ops"][0]["delta_total_ns"], 2000);
+}
+
+TEST(Diff, TwoRecordingsEndToEnd) {
+  const RecordedRun& a = small_run();
+  ASSERT_FALSE(a.db.empty());
+  TempDir dir("diff");
+  std::string changed = read_file(data_path("small-train.json"));
+  auto replace = [&](const std::string& from, const std::string& to) {
+    auto at = changed.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    changed.replace(at, from.size(), to);
+  };
+  replace("\"loader_ms\": 6", "\"loader_ms\": 9");
+  replace("[[2048, 1024], [1024, 1024]]", "[[4096, 1024], [1024, 1024]]");
+  std::ofstream(dir / "changed.json") << changed;
+  RecordedRun b = record_on_fresh_node("diffb", dir / "changed.json");
+  ASSERT_EQ(b.record.exit_code, 0) << b.record.output;
+  auto r = run_command(prof() + " diff " + a.dir + " " + b.dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("== Step breakdown"), std::string::npos);
+  EXPECT_NE(r.output.find("4096,1024;1024,1024"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("only in B"), std::string::npos) << r.output;
+  auto j = nlohmann::json::parse(run_command(prof() + " diff " + a.dir + " " + b.dir + " --format json").output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  double preparing_a = 0, preparing_b = 0;
+  for (const auto& s : j["steps"]) {
+    if (s["metric"] == "Preparing") preparing_a = s["a_ns"], preparing_b = s["b_ns"];
+  }
+  EXPECT_NEAR(preparing_b - preparing_a, 3e6, 0.2e6) << "the loader got 3 ms slower per step";
+  auto missing = run_command(prof() + " diff " + a.dir + " /nonexistent");
+  EXPECT_EQ(missing.exit_code, 3);
+}
+
+}  // namespace
+}  // namespace npukit::testing

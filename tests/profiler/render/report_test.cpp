@@ -1,0 +1,117 @@
+// Reports of the small deterministic workload: the text golden, msprof CSV files and headers,
+// JSON, the step filter. Virtual-time durations are deterministic for a seed; the header
+// (paths, node name, session length, event counts) and the memory section (sampled on the
+// wall clock) are not, so the golden leaves them out.
+#include <gtest/gtest.h>
+
+#include "tests/profiler/prof_test_util.hpp"
+
+namespace npukit::testing {
+namespace {
+
+// The report without its header block and its Memory section.
+std::string deterministic_part(const std::string& text) {
+  std::string out;
+  bool in_header = true, in_memory = false;
+  for (const std::string& line : lines_of(text)) {
+    if (line.rfind("== ", 0) == 0) {
+      in_header = false;
+      in_memory = line == "== Memory ==";
+    }
+    if (!in_header && !in_memory) out += line + "\n";
+  }
+  return out;
+}
+
+// `npu-prof report <small run> <args>` against a golden; returns the whole output.
+std::string golden_report(const std::string& args, const std::string& golden) {
+  const RecordedRun& run = small_run();
+  EXPECT_FALSE(run.db.empty()) << run.record.output;
+  auto r = run_command(prof() + " report " + run.dir + " " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  expect_golden(golden, deterministic_part(r.output));
+  return r.output;
+}
+
+TEST(Report, GoldenTextForTheSmallWorkload) {
+  std::string out = golden_report("--top 8", "small-train.report.txt");
+  EXPECT_NE(out.find("Recording:  complete"), std::string::npos);
+}
+
+TEST(Report, GoldenStepFilteredText) {
+  std::string out = golden_report("--step 1 --top 5", "small-train.step1.report.txt");
+  EXPECT_NE(out.find("Filter:     step 1"), std::string::npos);
+}
+
+TEST(Report, CsvFilesUseMsprofNamesAndHeaders) {
+  const RecordedRun& run = small_run();
+  TempDir out("csv");
+  auto r = run_command(prof() + " report " + run.db + " --format csv -o " + out.str());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::string ts = std::filesystem::path(run.db).filename().string().substr(7, 14);
+  const std::pair<std::string, std::string> files[] = {
+      {"op_summary_" + ts + ".csv",
+       "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,Task Start Time(us),Task Duration(us),"
+       "Task Wait Time(us),Block Num,HF32 Eligible,Mix Block Num,Input Shapes,Input Data Types,Input Formats,"
+       "Output Shapes,Output Data Types,Output Formats,Context ID"},
+      {"op_statistic_" + ts + ".csv",
+       "Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),Ratio(%)"},
+      {"communication_statistic_" + ts + ".csv",
+       "Device_id,OP Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),Ratio(%)"},
+      {"step_trace_time.csv",
+       "Device_id,Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,"
+       "Communication(Not Overlapped and Exclude Receive),Preparing"}};
+  for (const auto& [name, header] : files) {
+    auto lines = lines_of(read_file(out / name));
+    ASSERT_FALSE(lines.empty()) << name << " missing; npu-prof said: " << r.output;
+    EXPECT_EQ(lines[0], header) << name;
+    EXPECT_NE(r.output.find(out / name), std::string::npos) << r.output;
+  }
+  EXPECT_EQ(lines_of(read_file(out / ("op_summary_" + ts + ".csv"))).size(), 1u + 102u);
+  EXPECT_EQ(lines_of(read_file(out / "step_trace_time.csv")).size(), 1u + 6u);
+  // Shapes with commas are quoted; start times are Unix us with ns decimals.
+  std::string summary = read_file(out / ("op_summary_" + ts + ".csv"));
+  EXPECT_NE(summary.find(",\"2048,1024;1024,1024\",FLOAT16;FLOAT16,ND;ND,"), std::string::npos);
+  expect_golden("small-train.op_statistic.csv", read_file(out / ("op_statistic_" + ts + ".csv")));
+  // Without -o the files go where msprof puts them.
+  auto def = run_command(prof() + " report " + run.dir + " --format csv");
+  ASSERT_EQ(def.exit_code, 0) << def.output;
+  EXPECT_NE(def.output.find("/mindstudio_profiler_output/op_summary_" + ts + ".csv"), std::string::npos) << def.output;
+}
+
+TEST(Report, JsonHasEverySectionWithUnitsInKeys) {
+  const RecordedRun& run = small_run();
+  auto r = run_command("(" + prof() + " report " + run.dir + " --format json 2>/dev/null)");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output.substr(0, 400);
+  for (const char* key : {"header", "operators", "top_tasks", "steps", "communication", "memory", "throttling", "findings"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["header"]["complete"], true);
+  EXPECT_EQ(j["header"]["tasks"], 102);
+  EXPECT_EQ(j["steps"].size(), 6u);
+  const auto& comm = j["communication"]["by_size"][0];
+  EXPECT_EQ(comm["op_type"], "hcom_allReduce_");
+  EXPECT_EQ(comm["ranks"], 2);
+  // busbw of an allreduce on 2 ranks = algbw x 2(n-1)/n = algbw.
+  EXPECT_DOUBLE_EQ(comm["busbw_bytes_per_s"].get<double>(), comm["algbw_bytes_per_s"].get<double>());
+  std::set<std::string> findings;
+  for (const auto& f : j["findings"]) {
+    findings.insert(f["id"].get<std::string>());
+    EXPECT_FALSE(f["numbers"].empty()) << f["id"];
+  }
+  EXPECT_TRUE(findings.count("data_loader_starvation"));
+  EXPECT_TRUE(findings.count("aicpu_fallback"));
+  EXPECT_EQ(j["operators"]["aicpu_ops"][0]["name"], "aten::cumsum");
+  EXPECT_GT(j["memory"]["devices"][0]["peak_bytes"].get<int64_t>(), 0);
+}
+
+TEST(Report, StepThatWasNotRecordedIsBadInput) {
+  auto r = run_command(prof() + " report " + small_run().dir + " --step 99");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.output.find("no step 99 recorded (steps 0-2)"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace npukit::testing

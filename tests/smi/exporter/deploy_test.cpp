@@ -1,0 +1,85 @@
+// The shipped Grafana dashboard and alert rules name only metrics the exporter serves.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/smi/exporter/exporter_util.hpp"
+#include "smi/exporter/server.hpp"
+
+namespace npukit::smi::exporter {
+namespace {
+
+using namespace testing;
+
+std::string read_file(const std::string& rel) {
+  std::ifstream in(std::string(NPUKIT_SOURCE_DIR) + "/" + rel);
+  EXPECT_TRUE(in.good()) << rel;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Every family the exporter can serve: a bus with every device and link field published.
+std::set<std::string> served_families() {
+  auto bus = make_node("exp-deploy");
+  for (int d = 0; d < 2; ++d) {
+    auto u = bus->writer().update_device(d);
+    for (const tf::FieldDef* f : tf::fields_of(tf::EntityLevel::kDevice)) {
+      if (f->type == tf::ValueType::kF64) u.set(f->id, 1.0);
+      else u.set(f->id, uint64_t{1});
+    }
+  }
+  {
+    auto l = bus->writer().update_link(0);  // commits at the end of this scope
+    for (const tf::FieldDef* f : tf::fields_of(tf::EntityLevel::kLink)) {
+      if (f->type == tf::ValueType::kF64) l.set(f->id, 1.0);
+      else l.set(f->id, uint64_t{1});
+    }
+  }
+  Exporter e("exp-deploy", [bus]() -> Result<std::unique_ptr<tf::Client>> { return bus->client(); });
+  std::set<std::string> names;
+  std::istringstream in(e.scrape());
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# TYPE ", 0) == 0) names.insert(line.substr(7, line.find(' ', 7) - 7));
+  }
+  return names;
+}
+
+std::set<std::string> metric_names_in(const std::string& text) {
+  static const std::regex name(R"(\b(?:npu|machine)_[a-z0-9_]+)");
+  std::set<std::string> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator(); ++it) out.insert(it->str());
+  return out;
+}
+
+TEST(ExporterDeploy, DashboardAndAlertsNameOnlyServedMetrics) {
+  std::set<std::string> served = served_families();
+  ASSERT_GT(served.size(), 80u);
+  nlohmann::json dash = nlohmann::json::parse(read_file("deploy/grafana/npukit-dashboard.json"));
+  std::string exprs;
+  for (const auto& panel : dash.at("panels")) {
+    for (const auto& target : panel.at("targets")) exprs += target.at("expr").get<std::string>() + "\n";
+  }
+  EXPECT_GE(dash.at("panels").size(), 10u);
+  std::string rules = read_file("deploy/prometheus/npu-alerts.yml");
+  for (const auto& [what, text] : {std::pair{"dashboard", exprs}, {"alert rules", rules}}) {
+    std::set<std::string> used = metric_names_in(text);
+    EXPECT_GE(used.size(), 5u) << what;
+    for (const std::string& n : used) EXPECT_TRUE(served.count(n)) << what << " names '" << n << "', which the exporter does not serve";
+  }
+}
+
+TEST(ExporterDeploy, AlertRulesCoverTemperatureThrottlingEccHealthAndStaleNodes) {
+  std::string rules = read_file("deploy/prometheus/npu-alerts.yml");
+  for (const char* alert : {"NpuTemperatureHigh", "NpuThrottling", "NpuEccDoubleBitErrors", "NpuUnhealthy", "NpuNodeDown"}) {
+    EXPECT_NE(rules.find("alert: " + std::string(alert)), std::string::npos) << alert;
+  }
+}
+
+}  // namespace
+}  // namespace npukit::smi::exporter

@@ -1,0 +1,179 @@
+// The exposition rendered from in-process buses: names, labels, units, HELP/TYPE, staleness,
+// and promtool's lint.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "tests/smi/exporter/exporter_util.hpp"
+#include "smi/exporter/metrics.hpp"
+#include "smi/exporter/server.hpp"
+#include "smi/exporter/text.hpp"
+
+namespace npukit::smi::exporter {
+namespace {
+
+using namespace testing;
+
+std::string scrape_bus(const std::shared_ptr<tf::InProcessBus>& bus, const std::string& node) {
+  Exporter e(node, [bus]() -> Result<std::unique_ptr<tf::Client>> { return bus->client(); });
+  return e.scrape();
+}
+
+TEST(ExporterMetrics, MindxNamesCarryIdModelAndBusLabels) {
+  auto bus = make_node("exp-mindx");
+  std::string text = scrape_bus(bus, "exp-mindx");
+  EXPECT_NE(text.find("npu_chip_info_temperature{id=\"1\",model_name=\"910B2\",pcie_bus_info=\"0000:51:00.0\"} 51\n"),
+            std::string::npos) << text;
+  EXPECT_EQ(value_of(text, "npu_chip_info_hbm_used_memory", "id=\"0\""), 3072);    // MB
+  EXPECT_EQ(value_of(text, "npu_chip_info_hbm_total_memory", "id=\"0\""), 65536);
+  EXPECT_EQ(value_of(text, "npu_chip_info_utilization", "id=\"0\""), 42.5);
+  EXPECT_EQ(value_of(text, "npu_chip_info_health_status", "id=\"0\""), 1);
+  EXPECT_EQ(value_of(text, "machine_npu_nums"), 2);
+  EXPECT_EQ(value_of(text, "npu_exporter_node_up", "node=\"exp-mindx\""), 1);
+}
+
+TEST(ExporterMetrics, UnhealthyDeviceReadsZeroHealthStatusWithItsErrorCode) {
+  auto bus = make_node("exp-unhealthy");
+  bus->writer().update_device(1).set(fid::kHealth, uint64_t{2}).set(fid::kErrorCode, uint64_t{0x80E01802});
+  std::string text = scrape_bus(bus, "exp-unhealthy");
+  EXPECT_EQ(value_of(text, "npu_chip_info_health_status", "id=\"1\""), 0);
+  EXPECT_EQ(value_of(text, "npu_chip_info_health_status", "id=\"0\""), 1);
+  EXPECT_EQ(value_of(text, "npu_chip_info_error_code", "id=\"1\""), 0x80E01802);
+  EXPECT_EQ(value_of(text, "npu_health", "id=\"1\""), 2);
+}
+
+TEST(ExporterMetrics, RegistryFieldsKeepTheirNamesWithNsConvertedToSeconds) {
+  auto bus = make_node("exp-registry");
+  std::string text = scrape_bus(bus, "exp-registry");
+  EXPECT_EQ(value_of(text, "npu_aicore_busy_seconds_total", "id=\"0\""), 2.5);
+  EXPECT_EQ(value_of(text, "npu_kernels_total", "id=\"1\""), 7);
+  EXPECT_NE(text.find("# TYPE npu_kernels_total counter\n"), std::string::npos);
+  EXPECT_NE(text.find("# TYPE npu_temperature_celsius gauge\n"), std::string::npos);
+  EXPECT_TRUE(samples(text, "npu_snapshot_checksum").empty());
+  EXPECT_EQ(value_of(text, "npu_link_up", "kind=\"hccs\""), 1);
+  EXPECT_EQ(exporter_name(*tf::find_field(fid::kNodeHeartbeatNs)), "npu_node_heartbeat_seconds");
+  EXPECT_EQ(exporter_name(*tf::find_field(fid::kProcessCount)), "npu_process_num");
+  EXPECT_EQ(exporter_scale(*tf::find_field(fid::kAicoreBusyNs)), 1e-9);
+  EXPECT_EQ(exporter_scale(*tf::find_field(fid::kPowerWatts)), 1.0);
+}
+
+TEST(ExporterMetrics, ProcessesAreLabelledWithDeviceAndPid) {
+  auto bus = make_node("exp-procs");
+  std::string text = scrape_bus(bus, "exp-procs");
+  EXPECT_NE(text.find("npu_process_hbm_used_bytes{id=\"1\",process_id=\"4242\",process_name=\"python3\"} 536870912\n"),
+            std::string::npos) << text;
+  EXPECT_EQ(value_of(text, "npu_chip_info_process_info", "process_id=\"4242\""), 512);
+}
+
+TEST(ExporterMetrics, NotSupportedSamplesAreLeftOutNotZero) {
+  auto bus = make_node("exp-nosupport");
+  std::string text = scrape_bus(bus, "exp-nosupport");
+  EXPECT_TRUE(samples(text, "npu_chip_info_voltage").empty());
+  EXPECT_EQ(text.find("# HELP npu_chip_info_voltage"), std::string::npos);  // empty family: no HELP either
+}
+
+TEST(ExporterMetrics, EveryFamilyHasHelpAndTypeAndCountersEndInTotal) {
+  auto bus = make_node("exp-help");
+  std::string text = scrape_bus(bus, "exp-help");
+  std::set<std::string> helped, typed;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# HELP ", 0) == 0) helped.insert(line.substr(7, line.find(' ', 7) - 7));
+    if (line.rfind("# TYPE ", 0) == 0) {
+      std::string name = line.substr(7, line.find(' ', 7) - 7);
+      typed.insert(name);
+      if (line.ends_with(" counter")) {
+        EXPECT_TRUE(name.ends_with("_total")) << name;
+      }
+    }
+    if (line.empty() || line[0] == '#') continue;
+    std::string name = line.substr(0, line.find_first_of("{ "));
+    EXPECT_TRUE(helped.count(name) && typed.count(name)) << "no HELP/TYPE before " << line;
+  }
+  EXPECT_EQ(helped, typed);
+  EXPECT_GT(helped.size(), 30u);
+}
+
+TEST(ExporterMetrics, StaleNodeShowsUpZeroAndNoDeviceSeries) {
+  auto bus = make_node("exp-stale");
+  bus->close();
+  std::string text = scrape_bus(bus, "exp-stale");
+  EXPECT_EQ(value_of(text, "npu_exporter_node_up"), 0);
+  EXPECT_EQ(value_of(text, "npu_exporter_node_stale"), 1);
+  EXPECT_EQ(value_of(text, "npu_exporter_scrape_errors_total"), 1);
+  EXPECT_TRUE(samples(text, "npu_chip_info_temperature").empty());
+  EXPECT_TRUE(samples(text, "npu_process_hbm_used_bytes").empty());
+}
+
+TEST(ExporterMetrics, AbsentNodeIsUpZeroAndRetriedOnEveryScrape) {
+  int opens = 0;
+  Exporter e("exp-absent", [&opens]() -> Result<std::unique_ptr<tf::Client>> {
+    ++opens;
+    return Status(Code::kUnavailable, "no npukit node 'exp-absent' is running");
+  });
+  e.scrape();
+  std::string text = e.scrape();
+  EXPECT_EQ(opens, 2);
+  EXPECT_EQ(value_of(text, "npu_exporter_node_up", "node=\"exp-absent\""), 0);
+  EXPECT_EQ(value_of(text, "npu_exporter_node_stale"), 0);
+  EXPECT_EQ(value_of(text, "npu_exporter_scrapes_total"), 2);
+  EXPECT_EQ(value_of(text, "npu_exporter_scrape_errors_total"), 2);
+  EXPECT_TRUE(samples(text, "machine_npu_nums").empty());
+}
+
+TEST(ExporterMetrics, MindxTableMapsDistinctNamesToDeviceFields) {
+  std::set<std::string_view> names;
+  for (const MindxMetric& m : mindx_metrics()) {
+    const tf::FieldDef* f = tf::find_field(m.field);
+    ASSERT_NE(f, nullptr) << m.name;
+    EXPECT_EQ(f->level, tf::EntityLevel::kDevice) << m.name;
+    EXPECT_TRUE(m.name.starts_with("npu_chip_info_")) << m.name;
+    EXPECT_TRUE(names.insert(m.name).second) << "duplicate " << m.name;
+  }
+  EXPECT_GE(names.size(), 20u);
+}
+
+TEST(ExporterText, EscapesLabelValuesAndHelpAndFormatsValuesExactly) {
+  EXPECT_EQ(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+  EXPECT_EQ(escape_help("x\\y\nz\""), "x\\\\y\\nz\"");
+  EXPECT_EQ(format_value(42), "42");
+  EXPECT_EQ(format_value(0.1), "0.1");
+  EXPECT_EQ(format_value(std::nan("")), "NaN");
+  EXPECT_EQ(format_value(-INFINITY), "-Inf");
+  auto bus = make_node("exp-escape");
+  std::string text = scrape_bus(bus, "exp-escape");
+  EXPECT_NE(text.find("serial_number=\"SN\\\"0\""), std::string::npos);
+}
+
+TEST(ExporterMetrics, PromtoolCheckMetricsPassesOnTheExposition) {
+  std::string why = ensure_promtool();
+  if (!why.empty()) GTEST_SKIP() << why;
+  auto bus = make_node("exp-promtool");
+  std::string path = write_temp("metrics.txt", scrape_bus(bus, "exp-promtool"));
+  Cmd r = run_command("promtool check metrics < " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::remove(path.c_str());
+}
+
+TEST(ExporterArgs, ListenAndNodeAreValidated) {
+  ExporterOptions o;
+  bool help = false;
+  std::string error;
+  const char* good[] = {"npu-exporter", "--listen", "127.0.0.1:0", "--node", "n1"};
+  ASSERT_TRUE(parse_exporter_args(5, good, o, help, error)) << error;
+  EXPECT_EQ(o.host, "127.0.0.1");
+  EXPECT_EQ(o.port, 0);
+  EXPECT_EQ(o.node, "n1");
+  const char* bad_port[] = {"npu-exporter", "--listen", "127.0.0.1:99999"};
+  EXPECT_FALSE(parse_exporter_args(3, bad_port, o, help, error));
+  EXPECT_NE(error.find("HOST:PORT"), std::string::npos);
+  const char* bad_node[] = {"npu-exporter", "--node", "../etc"};
+  EXPECT_FALSE(parse_exporter_args(3, bad_node, o, help, error));
+  EXPECT_NE(error.find("invalid node name"), std::string::npos);
+  const char* extra[] = {"npu-exporter", "--bogus"};
+  EXPECT_FALSE(parse_exporter_args(2, extra, o, help, error));
+}
+
+}  // namespace
+}  // namespace npukit::smi::exporter

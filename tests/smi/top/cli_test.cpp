@@ -1,0 +1,95 @@
+// The npu-top binary: usage errors, exit codes, headless frames from a live daemon and from a
+// recording, and --record.
+#include <cstdio>
+
+#include "tests/daemon_util.hpp"
+#include "tests/smi/top/top_test_util.hpp"
+
+namespace npukit::top::testing {
+namespace {
+
+using npukit::testing::run_command;
+
+std::string top() { return std::string(NPUKIT_BUILD_DIR) + "/smi/npu-top"; }
+
+TEST(TopCli, BadUsageExits2WithOneClearLine) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"--bogus", "--bogus"},
+      {"--frames 1 --size 10", "invalid size '10': use WxH"},
+      {"--frames 1 --size 0x24", "invalid size '0x24'"},
+      {"--size 80x24", "--size is for headless mode: add --frames N"},
+      {"--frames 1 --interval 0", "--interval 0.000000: use 0.05 to 3600 seconds"},
+      {"--frames 0", "--frames"},
+      {"--record /tmp/x.json", "--record needs --frames N"},
+      {"--frames 1 --window 7", "--window 7: use 30, 60, 300, 900 or 3600"},
+      {"--frames 1 --view huge", "--view"},
+      {"--frames 1 --node 'bad/name'", "invalid node name 'bad/name'"},
+      {"--frames 1 --replay /nonexistent.json", "/nonexistent.json: cannot open the recording"},
+      {"< /dev/null", "not a terminal; for text output use --frames N"},
+  };
+  for (const auto& [args, message] : cases) {
+    auto r = run_command(top() + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+  }
+  auto help = run_command(top() + " --help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.output.find("--frames"), std::string::npos);
+}
+
+TEST(TopCli, HeadlessWithoutANodeExits3WithTheMessage) {
+  std::string node = test_node_name();
+  auto r = run_command(top() + " --node " + node + " --frames 2");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("no npukit node '" + node + "' is running (start one with: npu-emud start --node-name " + node + ")"),
+            std::string::npos) << r.output;
+  auto env = run_command("NPU_NODE=" + node + " " + top() + " --frames 1");
+  EXPECT_EQ(env.exit_code, 3);
+  EXPECT_NE(env.output.find("'" + node + "'"), std::string::npos) << "NPU_NODE names the node";
+}
+
+TEST(TopCli, HeadlessRendersNFramesOfTheRequestedSize) {
+  auto r = run_command(top() + " --replay " + data_path("rec-16x910B2.json") + " --frames 3 --size 90x30 2>/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto lines = split_lines(r.output);
+  ASSERT_EQ(lines.size(), 3u * 30 + 2);
+  EXPECT_EQ(lines[30], "");
+  EXPECT_EQ(lines[61], "");
+  for (const auto& l : lines) EXPECT_LE(display_width(l), 90) << l;
+  EXPECT_NE(lines[0].find("lab-b16"), std::string::npos) << lines[0];
+}
+
+TEST(TopCli, HeadlessFramesOfALiveNodeShowEveryDevice) {
+  npukit::testing::ScopedNode node("cli");
+  auto r = run_command(top() + " --node " + node.name() + " --frames 2 --interval 0.2 --size 100x30 --ascii");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto lines = split_lines(r.output);
+  ASSERT_EQ(lines.size(), 61u);
+  EXPECT_NE(lines[31].find(node.name() + "  8x910B2  8 NPUs  * live"), std::string::npos) << lines[31];
+  for (int d = 0; d < 8; ++d) {
+    std::string row = lines[static_cast<std::size_t>(31 + 2 + d)];
+    EXPECT_EQ(row.rfind((d < 10 ? "  " : " ") + std::to_string(d) + " ", 0), 0u) << row;
+    EXPECT_NE(row.find("/64.0G"), std::string::npos) << row;
+    EXPECT_NE(row.find("OK"), std::string::npos) << row;
+  }
+}
+
+TEST(TopCli, ARecordingOfALiveNodeReplaysToTheSameDeviceRows) {
+  npukit::testing::ScopedNode node("rec");
+  std::string file = ::testing::TempDir() + "/top-cli-" + std::to_string(getpid()) + ".json";
+  std::string common = " --size 80x24 --ascii --view compact";
+  auto live = run_command(top() + " --node " + node.name() + " --frames 3 --interval 0.2 --record " + file + common);
+  ASSERT_EQ(live.exit_code, 0) << live.output;
+  auto replayed = run_command(top() + " --replay " + file + " --frames 3" + common);
+  ASSERT_EQ(replayed.exit_code, 0) << replayed.output;
+  auto a = split_lines(live.output), b = split_lines(replayed.output);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 2 * 25 + 1; i < 2 * 25 + 1 + 9; ++i) EXPECT_EQ(a[i], b[i]) << "line " << i;
+  auto bad = run_command(top() + " --node " + node.name() + " --frames 1 --record /nonexistent-dir/x.json");
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("/nonexistent-dir/x.json: cannot write the recording"), std::string::npos) << bad.output;
+  std::remove(file.c_str());
+}
+
+}  // namespace
+}  // namespace npukit::top::testing

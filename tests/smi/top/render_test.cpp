@@ -1,0 +1,191 @@
+// The renderer over recorded frames and hand-made nodes: every panel has content at every
+// size, no value is never drawn as 0, stale and absent nodes say so, overlays and ASCII mode.
+#include "tests/smi/top/top_test_util.hpp"
+
+#include "smi/top/input.hpp"
+
+namespace npukit::top::testing {
+namespace {
+
+std::vector<std::pair<std::string, Rect>> panels(const Layout& l) {
+  std::vector<std::pair<std::string, Rect>> out = {{"header", l.header},     {"banner", l.banner},
+                                                   {"device header", l.device_header}, {"message", l.message},
+                                                   {"graph", l.graph},       {"processes", l.processes},
+                                                   {"footer", l.footer}};
+  for (std::size_t d = 0; d < l.devices.size(); ++d) out.emplace_back("device " + std::to_string(d), l.devices[d]);
+  return out;
+}
+
+TEST(TopRender, EveryPanelHasContentAtSizesFrom80x24To300x100) {
+  for (const char* file : {"rec-8x910B2.json", "rec-16x910B2.json"}) {
+    auto frames = replay(file);
+    ASSERT_FALSE(frames.empty());
+    const Frame& f = *frames.back();
+    for (bool unicode : {true, false}) {
+      ViewState v;
+      v.unicode = unicode;
+      for (int w = 80; w <= 300; w += 11) {
+        for (int h = 24; h <= 100; h += 7) {
+          TextCanvas canvas(w, h);
+          Layout l = render(canvas, f, v);
+          ASSERT_FALSE(l.too_small);
+          for (const auto& [name, rect] : panels(l)) {
+            if (rect.empty()) continue;
+            EXPECT_FALSE(canvas.blank(rect)) << file << " at " << w << "x" << h << ": " << name << " is empty";
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(TopRender, EveryDeviceIsShownWithItsNumber) {
+  auto frames = replay("rec-16x910B2.json");
+  ASSERT_FALSE(frames.empty());
+  for (auto [w, h] : {std::pair{80, 24}, std::pair{300, 100}}) {
+    TextCanvas canvas(w, h);
+    Layout l = render(canvas, *frames.back(), ViewState{});
+    for (std::size_t d = 0; d < l.devices.size(); ++d) {
+      std::string row = canvas.lines()[static_cast<std::size_t>(l.devices[d].y)];
+      std::string id = l.mode == DeviceMode::kCompact ? std::to_string(d) : "NPU " + std::to_string(d);
+      EXPECT_NE(row.find(id), std::string::npos) << w << "x" << h << " device " << d << ": " << row;
+    }
+  }
+}
+
+TEST(TopRender, AsciiModeDrawsOnlyAscii) {
+  auto frames = replay("rec-8x910B2.json");
+  ViewState v;
+  v.unicode = false;
+  for (auto [w, h] : {std::pair{80, 24}, std::pair{120, 40}, std::pair{200, 60}}) {
+    std::string text = render_text(*frames.back(), v, w, h);
+    for (char c : text) ASSERT_TRUE(static_cast<unsigned char>(c) < 0x80) << w << "x" << h << "\n" << text;
+  }
+}
+
+TEST(TopRender, NoValueIsDrawnAsNaOrDashNeverZero) {
+  TestNode node(test_node_name(), 2);
+  {
+    auto u = node.writer().update_device(1);
+    for (auto id : {fid::kAicoreUtil, fid::kCubeUtil, fid::kVectorUtil, fid::kTemperatureCelsius}) {
+      u.set_status(id, telemetry::SampleStatus::kBlank);
+    }
+    u.set_status(fid::kPowerWatts, telemetry::SampleStatus::kNotSupported);
+  }
+  auto f = node.collector()->collect();
+  TextCanvas canvas(100, 24);
+  ViewState v;
+  v.device_view = DeviceView::kCompact;
+  Layout l = render(canvas, *f, v);
+  std::string row0 = canvas.lines()[static_cast<std::size_t>(l.devices[0].y)];
+  std::string row1 = canvas.lines()[static_cast<std::size_t>(l.devices[1].y)];
+  EXPECT_NE(row0.find("50%"), std::string::npos) << row0;
+  EXPECT_NE(row0.find("200/310W"), std::string::npos) << row0;
+  EXPECT_EQ(row1.find("0%"), std::string::npos) << row1;
+  EXPECT_NE(row1.find(" - "), std::string::npos) << row1;
+  EXPECT_NE(row1.find("NA/310W"), std::string::npos) << row1;
+  EXPECT_EQ(row1.find("0C"), std::string::npos) << row1;
+}
+
+TEST(TopRender, AStaleNodeIsShownStaleNotWithFrozenValues) {
+  TestNode node(test_node_name(), 2);
+  auto collector = node.collector();
+  std::string live = render_text(*collector->collect(), ViewState{}, 100, 24);
+  EXPECT_NE(live.find("55C"), std::string::npos) << live;
+  EXPECT_NE(live.find("live"), std::string::npos);
+  node.bus().close();
+  node.now_ns += 1'000'000'000;
+  auto f = collector->collect();
+  ASSERT_EQ(f->state, NodeState::kStale);
+  std::string stale = render_text(*f, ViewState{}, 100, 24);
+  EXPECT_EQ(stale.find("55C"), std::string::npos) << stale;
+  EXPECT_EQ(stale.find("200/310W"), std::string::npos) << stale;
+  EXPECT_NE(stale.find("STALE"), std::string::npos) << stale;
+  EXPECT_NE(stale.find("is stale (writer pid " + std::to_string(getpid()) + " closed the segment): values are not live"),
+            std::string::npos) << stale;
+  EXPECT_NE(stale.find("UNKNOWN"), std::string::npos) << stale;
+  EXPECT_NE(stale.find("(no process table: the node is stale)"), std::string::npos) << stale;
+}
+
+TEST(TopRender, AnAbsentNodeShowsWhyAndThatItRetries) {
+  Collector c({.node = "nowhere"}, [] { return Result<std::unique_ptr<telemetry::Client>>(Status(Code::kUnavailable, "no npukit node 'nowhere' is running")); },
+              [] { return uint64_t{1}; });
+  auto f = c.collect();
+  ASSERT_EQ(f->state, NodeState::kAbsent);
+  std::string text = render_text(*f, ViewState{}, 80, 24);
+  EXPECT_NE(text.find("no npukit node 'nowhere' is running"), std::string::npos) << text;
+  EXPECT_NE(text.find("retrying every 1s"), std::string::npos) << text;
+  EXPECT_NE(text.find("absent"), std::string::npos) << text;
+  EXPECT_NE(text.find("(no node)"), std::string::npos) << text;
+}
+
+TEST(TopRender, ATooSmallTerminalGetsAMessageNotACrash) {
+  auto frames = replay("rec-16x910B2.json", 3);
+  for (auto [w, h] : {std::pair{40, 10}, std::pair{79, 20}, std::pair{1, 1}, std::pair{0, 0}}) {
+    std::string text = render_text(*frames.back(), ViewState{}, w, h);
+    if (w >= 30 && h >= 3) {
+      EXPECT_NE(text.find("is too small"), std::string::npos) << text;
+      EXPECT_NE(text.find("needs 60x21 for 16 NPUs"), std::string::npos) << text;
+    }
+  }
+}
+
+TEST(TopRender, HelpScreenListsEveryKeyFromTheKeyTable) {
+  auto frames = replay("rec-8x910B2.json", 2);
+  ViewState v;
+  v.mode = Mode::kHelp;
+  std::string text = render_text(*frames.back(), v, 120, 40);
+  EXPECT_NE(text.find("npu-top help"), std::string::npos);
+  for (const auto& k : key_help()) {
+    EXPECT_NE(text.find(std::string(k.keys)), std::string::npos) << k.keys << "\n" << text;
+    EXPECT_NE(text.find(std::string(k.action).substr(0, 30)), std::string::npos) << k.action << "\n" << text;
+  }
+  std::string small = render_text(*frames.back(), v, 80, 24);
+  for (const auto& k : key_help()) {
+    EXPECT_NE(small.find(std::string(k.action)), std::string::npos) << "the help fits 80x24:\n" << small;
+  }
+}
+
+TEST(TopRender, SignalDialogThenConfirmation) {
+  auto frames = replay("rec-8x910B2.json", 2);
+  ViewState v;
+  v.mode = Mode::kSignalPick;
+  v.signal_target = {4242, 3};
+  v.signal_target_name = "train.py";
+  v.signal_index = 3;
+  std::string pick = render_text(*frames.back(), v, 80, 24);
+  EXPECT_NE(pick.find("PID 4242 (train.py) on NPU 3"), std::string::npos) << pick;
+  for (const auto& s : signal_choices()) EXPECT_NE(pick.find(s.name), std::string::npos) << s.name;
+  v.mode = Mode::kSignalConfirm;
+  std::string confirm = render_text(*frames.back(), v, 80, 24);
+  EXPECT_NE(confirm.find("Send SIGKILL to PID 4242 (train.py) on NPU 3?"), std::string::npos) << confirm;
+}
+
+TEST(TopRender, FooterShowsTheFilterBeingTypedAndTheMatchCount) {
+  auto frames = replay("rec-8x910B2.json", 2);
+  ViewState v;
+  v.mode = Mode::kFilter;
+  v.filter = "nothing-matches";
+  std::string typing = render_text(*frames.back(), v, 100, 30);
+  EXPECT_NE(typing.find("Filter: nothing-matches"), std::string::npos) << typing;
+  EXPECT_NE(typing.find("(no process matches \"nothing-matches\")"), std::string::npos) << typing;
+  v.mode = Mode::kNormal;
+  std::string kept = render_text(*frames.back(), v, 100, 30);
+  EXPECT_NE(kept.find("filter \"nothing-matches\"  0/8 procs"), std::string::npos) << kept;
+}
+
+TEST(TopRender, TheBannerPacksAlarmsAndCountsTheRest) {
+  std::vector<Alarm> alarms;
+  for (int d = 0; d < 16; ++d) alarms.push_back({Severity::kWarning, d, "NPU " + std::to_string(d) + " throttled (thermal)"});
+  auto lines = pack_alarms(alarms, 80, 3);
+  ASSERT_EQ(lines.size(), 3u);
+  std::size_t shown = 0;
+  for (const auto& l : lines) shown += l.alarms.size();
+  EXPECT_EQ(shown + static_cast<std::size_t>(lines.back().more), alarms.size());
+  EXPECT_GT(lines.back().more, 0);
+  EXPECT_EQ(pack_alarms(alarms, 80, 10).back().more, 0);
+  EXPECT_TRUE(pack_alarms({}, 80, 3).empty());
+}
+
+}  // namespace
+}  // namespace npukit::top::testing

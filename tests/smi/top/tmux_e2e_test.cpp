@@ -1,0 +1,185 @@
+// End to end in a real terminal: a daemon with a workload, npu-top (curses) in a tmux pane,
+// keys sent with send-keys and the screen read with capture-pane.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/daemon_util.hpp"
+#include "tests/smi/top/top_test_util.hpp"
+
+namespace npukit::top::testing {
+namespace {
+
+using nlohmann::json;
+using npukit::testing::eventually;
+using npukit::testing::run_command;
+using npukit::testing::ScopedNode;
+
+std::string top() { return std::string(NPUKIT_BUILD_DIR) + "/smi/npu-top"; }
+
+// A tmux server of its own (-L) running one session with `command` in a w x h window.
+class Tmux {
+ public:
+  Tmux(const std::string& tag, int w, int h, const std::string& command)
+      : server_("npu-top-test-" + std::to_string(getpid()) + "-" + tag) {
+    auto r = tmux("new-session -d -s main -x " + std::to_string(w) + " -y " + std::to_string(h) + " '" + command + "'");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    socket_path_ = tmux("display -p '#{socket_path}'").output;
+    if (!socket_path_.empty() && socket_path_.back() == '\n') socket_path_.pop_back();
+  }
+  ~Tmux() {
+    tmux("kill-server");
+    if (!socket_path_.empty()) ::unlink(socket_path_.c_str());
+  }
+
+  std::string screen() { return tmux("capture-pane -p -t main").output; }
+  std::string screen_with_attributes() { return tmux("capture-pane -e -p -t main").output; }
+  void keys(const std::string& keys) { tmux("send-keys -t main " + keys); }
+  void resize(int w, int h) { tmux("resize-window -t main -x " + std::to_string(w) + " -y " + std::to_string(h)); }
+  bool running() { return tmux("has-session -t main").exit_code == 0; }
+  // Waits until the screen contains `text`; the last screen is in last_screen.
+  bool shows(const std::string& text, std::chrono::milliseconds limit = std::chrono::seconds(8)) {
+    return eventually([&] { return (last_screen = screen()).find(text) != std::string::npos; }, limit);
+  }
+  std::string last_screen;
+
+ private:
+  npukit::testing::CommandResult tmux(const std::string& args) {
+    return run_command("tmux -L " + server_ + " " + args);
+  }
+  std::string server_;
+  std::string socket_path_;
+};
+
+// The screen's device rows (compact view): the lines starting with the device's number.
+std::vector<std::string> device_rows(const std::string& screen, int devices) {
+  std::vector<std::string> rows(static_cast<std::size_t>(devices));
+  for (const auto& line : split_lines(screen)) {
+    for (int d = 0; d < devices; ++d) {
+      std::string prefix = (d < 10 ? "  " : " ") + std::to_string(d) + " ";
+      if (line.rfind(prefix, 0) == 0 && line.find("/64.0G") != std::string::npos) rows[static_cast<std::size_t>(d)] = line;
+    }
+  }
+  return rows;
+}
+
+json training_program(int ranks, const std::string& name, int pid) {
+  json list = json::array();
+  for (int r = 0; r < ranks; ++r) {
+    int n = 2048 + 1024 * (r % 4);
+    json mm = {{"op", "kernel"}, {"stream", 0}, {"name", "aten::mm"},
+               {"inputs", {{{"shape", {n, n}}, {"dtype", "float16"}}, {{"shape", {n, n}}, {"dtype", "float16"}}}}};
+    list.push_back({{"device", r}, {"streams", 1}, {"setup", {{{"op", "alloc"}, {"buf", "w"}, {"bytes", (2ll + r) << 30}}}},
+                    {"step", {mm, mm, {{"op", "host_delay"}, {"ns", 4'000'000 * (1 + r % 3)}}}}});
+  }
+  return {{"name", name}, {"repeat", 1'000'000}, {"process", {{"pid", pid}, {"name", name}}}, {"ranks", list}};
+}
+
+pid_t spawn_sleeper() {
+  pid_t child = fork();
+  if (child == 0) {
+    execl("/bin/sleep", "sleep", "120", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  return child;
+}
+
+TEST(TopTmux, ALoadedNodeLiveWithWorkingKeysSignalAndResize) {
+  ScopedNode node("tmux");
+  ASSERT_TRUE(node.control({{"op", "submit"}, {"program", training_program(8, "e2e-train", 0)}}).value("ok", false));
+  pid_t victim = spawn_sleeper();
+  ASSERT_GT(victim, 0);
+  json one = training_program(1, "victim", victim);
+  one["ranks"][0]["device"] = 5;
+  ASSERT_TRUE(node.control({{"op", "submit"}, {"program", one}}).value("ok", false));
+
+  Tmux t("live", 120, 40, top() + " --node " + node.name() + " --interval 0.2 --ascii");
+  ASSERT_TRUE(t.shows("e2e-train")) << t.last_screen;
+  ASSERT_TRUE(t.shows("9/9 procs")) << t.last_screen;
+  auto before = device_rows(t.last_screen, 8);
+  for (int d = 0; d < 8; ++d) EXPECT_FALSE(before[static_cast<std::size_t>(d)].empty()) << "NPU " << d << "\n" << t.last_screen;
+  EXPECT_TRUE(eventually([&] { return device_rows(t.screen(), 8) != before; }, std::chrono::seconds(8)))
+      << "the values change as the workload runs";
+
+  EXPECT_NE(t.screen().find("Process memory(MB)v"), std::string::npos) << "sorted by memory";
+  t.keys("s");
+  ASSERT_TRUE(t.shows("Share(%)v")) << t.last_screen;
+  t.keys("s");
+  ASSERT_TRUE(t.shows("Process namev")) << t.last_screen;
+
+  t.keys("/ v i c t i m Enter");
+  ASSERT_TRUE(t.shows("filter \"victim\"  1/9 procs")) << t.last_screen;
+  EXPECT_EQ(t.last_screen.find("e2e-train"), std::string::npos) << t.last_screen;
+
+  t.keys("k");
+  ASSERT_TRUE(t.shows("send a signal")) << t.last_screen;
+  t.keys("Enter");
+  ASSERT_TRUE(t.shows("Send SIGTERM to PID " + std::to_string(victim) + " (victim) on NPU 5?")) << t.last_screen;
+  t.keys("y");
+  int status = 0;
+  EXPECT_TRUE(eventually([&] { return waitpid(victim, &status, WNOHANG) == victim; }));
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  ASSERT_TRUE(t.shows("sent SIGTERM to PID " + std::to_string(victim))) << t.last_screen;
+
+  t.keys("h");
+  ASSERT_TRUE(t.shows("npu-top help")) << t.last_screen;
+  t.keys("x");
+  ASSERT_TRUE(eventually([&] { return t.screen().find("npu-top help") == std::string::npos; })) << t.screen();
+
+  t.resize(80, 24);
+  ASSERT_TRUE(eventually([&] { return split_lines(t.screen()).size() <= 24 && device_rows(t.screen(), 8)[7] != ""; }))
+      << t.screen();
+  std::string small = t.screen();
+  for (const auto& line : split_lines(small)) EXPECT_LE(line.size(), 80u) << line;
+  EXPECT_EQ(small.find("too small"), std::string::npos) << small;
+  EXPECT_NE(small.find("npu-top  " + node.name()), std::string::npos) << small;
+
+  t.keys("q");
+  EXPECT_TRUE(eventually([&] { return !t.running(); })) << "q quits";
+}
+
+TEST(TopTmux, EscapeQuitsAndAKilledDaemonShowsStale) {
+  ScopedNode node("stale");
+  Tmux t("stale", 100, 30, top() + " --node " + node.name() + " --interval 0.2 --ascii");
+  ASSERT_TRUE(t.shows("* live")) << t.last_screen;
+  int pid = node.control({{"op", "status"}})["pid"];
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  ASSERT_TRUE(t.shows("STALE", std::chrono::seconds(6))) << t.last_screen;
+  EXPECT_NE(t.last_screen.find("values are not live"), std::string::npos) << t.last_screen;
+  EXPECT_EQ(t.last_screen.find("/64.0G"), std::string::npos) << "no frozen values:\n" << t.last_screen;
+  t.keys("Escape");
+  EXPECT_TRUE(eventually([&] { return !t.running(); })) << "Esc quits";
+  EXPECT_EQ(run_command(npukit::testing::emud() + " start --node-name " + node.name()).exit_code, 0);  // clean up
+}
+
+TEST(TopTmux, ColourUnlessNoColorOrMono) {
+  const std::string replay = " --replay " + data_path("rec-8x910B2.json");
+  const std::pair<std::string, bool> cases[] = {
+      {"env TERM=tmux-256color " + top() + replay, true},
+      {"env TERM=tmux-256color NO_COLOR=1 " + top() + replay, false},
+      {"env TERM=tmux-256color " + top() + replay + " --mono", false},
+  };
+  int n = 0;
+  for (const auto& [command, colour] : cases) {
+    Tmux t("colour" + std::to_string(n++), 100, 30, command);
+    ASSERT_TRUE(t.shows("lab-a01")) << command << "\n" << t.last_screen;
+    std::string attrs = t.screen_with_attributes();
+    EXPECT_EQ(attrs.find("38;5;") != std::string::npos, colour) << command;
+    EXPECT_NE(attrs.find("\x1b[0;7m"), std::string::npos) << "the selected row is reversed either way: " << command;
+    t.keys("q");
+  }
+}
+
+TEST(TopTmux, SixteenDevicesFitAt80x24) {
+  ScopedNode node("sixteen", "--spec " + data_path("16x910B2.json"));
+  Tmux t("sixteen", 80, 24, top() + " --node " + node.name() + " --ascii");
+  ASSERT_TRUE(t.shows("16 NPUs")) << t.last_screen;
+  auto rows = device_rows(t.last_screen, 16);
+  for (int d = 0; d < 16; ++d) EXPECT_FALSE(rows[static_cast<std::size_t>(d)].empty()) << "NPU " << d << "\n" << t.last_screen;
+  EXPECT_LE(split_lines(t.last_screen).size(), 24u);
+  t.keys("q");
+  EXPECT_TRUE(eventually([&] { return !t.running(); }));
+}
+
+}  // namespace
+}  // namespace npukit::top::testing
