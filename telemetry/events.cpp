@@ -20,8 +20,9 @@ constexpr EventTypeDef kEventTypes[] = {
      "ts: the call; device: where; a: bytes of the freed allocation (as requested); b: its device "
      "address; c: pid; d: the process's allocated bytes on the device after the call"},
     {EventType::kCollective, "collective",
-     "ts: start; name: op type (hcom_allReduce_, ...); aux: communicator name; a: duration ns; b: bytes "
-     "(per rank); c: task id; d: stream | pid << 32"},
+     "ts: start; name: op type (hcom_allReduce_, ...); aux: the communicator, "
+     "\"<name>|<size>|<devices by rank>|<MESH|RING>|<HCCS|PCIE>\" (comm_group.hpp); a: duration ns; "
+     "b: bytes (per rank); c: task id | HCCL data type << 56; d: stream | pid << 32"},
     {EventType::kHealthChanged, "health_changed", "a: old health; b: new health; c: error code"},
     {EventType::kThrottleChanged, "throttle_changed",
      "a: old reasons bitmask; b: new reasons bitmask; c: AI-core clock MHz after"},

@@ -2,14 +2,30 @@
 
 #include <map>
 
+#include "emulator/fabric/collectives.hpp"
 #include "emulator/kernels/op_descriptor.hpp"
 #include "emulator/runtime/runtime.hpp"
+#include "telemetry/comm_group.hpp"
 
 namespace npukit::emu {
 
 namespace tf = telemetry;
 
 namespace {
+
+// ENUM_HCCL_DATA_TYPE id of a collective's element type.
+uint8_t hccl_dtype(DType t) {
+  switch (t) {
+    case DType::kFloat16: return tf::hccl_dtype::kFp16;
+    case DType::kBFloat16: return tf::hccl_dtype::kBfp16;
+    case DType::kFloat32: return tf::hccl_dtype::kFp32;
+    case DType::kInt8: return tf::hccl_dtype::kInt8;
+    case DType::kInt32: return tf::hccl_dtype::kInt32;
+    case DType::kInt64: return tf::hccl_dtype::kInt64;
+    case DType::kBool: return tf::hccl_dtype::kUint8;
+  }
+  return tf::hccl_dtype::kNotApplicable;
+}
 
 // The version npu-smi prints in its banner for emulated nodes.
 constexpr const char* kToolVersion = "23.0.2.1";
@@ -124,6 +140,19 @@ uint32_t Publisher::descriptor_string(uint32_t descriptor) {
   return id;
 }
 
+uint32_t Publisher::group_string(uint32_t call) {
+  const CollectiveHub& hub = node_.collectives();
+  CommId comm = hub.call(call).comm;
+  auto it = group_ids_.find(comm);
+  if (it != group_ids_.end()) return it->second;
+  tf::CommGroup g{hub.comm_name(comm), hub.comm_devices(comm),
+                  hub.resolved_algo(comm) == CollectiveAlgo::kMesh ? "MESH" : "RING",
+                  hub.comm_all_hccs(comm) ? "HCCS" : "PCIE"};
+  uint32_t id = intern(tf::format_comm_group(g));
+  group_ids_.emplace(comm, id);
+  return id;
+}
+
 void Publisher::on_task_enqueued(const TaskRecord& r) {
   tf::Event e;
   e.type = tf::EventType::kLaunch;
@@ -158,7 +187,9 @@ void Publisher::on_task_end(const TaskRecord& r) {
     case TaskKind::kCollective:
       e.type = tf::EventType::kCollective;
       e.name_id = r.label ? intern(r.label) : 0;
-      e.words = {duration, r.bytes, r.id, stream_pid};
+      e.aux_id = group_string(r.collective);
+      e.words = {duration, r.bytes, tf::pack_task_dtype(r.id, hccl_dtype(node_.collectives().call(r.collective).dtype)),
+                 stream_pid};
       break;
     default: return;
   }
@@ -199,6 +230,7 @@ void Publisher::publish(double speed, Nanos lag_ns) {
 namespace {
 
 double pct(double fraction) { return fraction * 100.0; }
+
 
 // Utilizations over the physics window and the monotonic activity totals.
 void set_activity(tf::Writer::Update& u, const Device& dev, bool has_hccs) {

@@ -51,6 +51,9 @@ class Publisher final : public TaskObserver, public NodeObserver {
   uint32_t intern(const std::string& s);
   // The bus string id of an op descriptor's "<op>|<shapes>|<dtypes>" (cached).
   uint32_t descriptor_string(uint32_t descriptor);
+  // The bus string id of the communicator description of a collective call (cached per
+  // communicator; telemetry/comm_group.hpp).
+  uint32_t group_string(uint32_t call);
 
   Node& node_;
   telemetry::Writer& writer_;
@@ -60,6 +63,7 @@ class Publisher final : public TaskObserver, public NodeObserver {
   std::vector<int> bus_links_;  // fabric link id -> bus link index, -1 when not published
   std::vector<bool> has_hccs_;  // by device: it has outgoing HCCS links
   std::unordered_map<uint32_t, uint32_t> descriptor_ids_;
+  std::unordered_map<uint32_t, uint32_t> group_ids_;  // communicator -> bus string id
 };
 
 }  // namespace npukit::emu

@@ -277,6 +277,7 @@ TaskRecord Engine::record_of(const Stream& s, const Task& t, Nanos start, Nanos 
   r.kernel = t.kernel;
   r.descriptor = t.descriptor;
   if (t.kind == TaskKind::kCollective && collectives_ != nullptr) r.label = collectives_->label(t);
+  r.collective = t.collective;
   r.cores = t.kind == TaskKind::kKernel ? t.timing.cores : 0;
   r.flops = t.flops;
   r.bytes = t.bytes;

@@ -59,6 +59,7 @@ struct TaskRecord {
   CopyKind copy = CopyKind::kHostToDevice;
   const KernelDef* kernel = nullptr;
   const char* label = nullptr;  // collectives: "hcom_allReduce_", ...
+  uint32_t collective = 0;      // collectives: the call's index in the CollectiveHub
   uint32_t descriptor = 0;      // kernels: op_descriptor.hpp id
   uint32_t cores = 0;
   double flops = 0;

@@ -34,15 +34,20 @@ int CollectiveHub::rank_of(CommId comm, int device) const {
   return it == d.end() ? -1 : static_cast<int>(it - d.begin());
 }
 
+bool CollectiveHub::comm_all_hccs(CommId comm) const {
+  const Comm& c = comms_[comm];
+  for (int a : c.devices) {
+    for (int b : c.devices) {
+      if (a != b && fabric_.relation(a, b) != "HCCS") return false;
+    }
+  }
+  return true;
+}
+
 CollectiveAlgo CollectiveHub::resolved_algo(CommId comm) const {
   const Comm& c = comms_[comm];
   if (c.algo != CollectiveAlgo::kAuto) return c.algo;
-  for (int a : c.devices) {
-    for (int b : c.devices) {
-      if (a != b && fabric_.relation(a, b) != "HCCS") return CollectiveAlgo::kRing;
-    }
-  }
-  return CollectiveAlgo::kMesh;
+  return comm_all_hccs(comm) ? CollectiveAlgo::kMesh : CollectiveAlgo::kRing;
 }
 
 Result<uint32_t> CollectiveHub::add_call(const CollectiveCall& call) {

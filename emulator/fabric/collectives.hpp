@@ -81,6 +81,11 @@ class CollectiveHub final : public CollectiveSink {
   std::size_t comm_count() const { return comms_.size(); }
   const std::string& comm_name(CommId id) const { return comms_[id].name; }
   int comm_size(CommId id) const { return static_cast<int>(comms_[id].devices.size()); }
+  const std::vector<int>& comm_devices(CommId id) const { return comms_[id].devices; }
+  // Whether every pair of the communicator's devices has a direct HCCS link.
+  bool comm_all_hccs(CommId id) const;
+  // One rank's call, by the index add_call() returned (TaskRecord::collective).
+  const CollectiveCall& call(uint32_t index) const { return calls_[index]; }
   // The rank of `device` in `comm`, or -1.
   int rank_of(CommId comm, int device) const;
   CollectiveAlgo resolved_algo(CommId comm) const;

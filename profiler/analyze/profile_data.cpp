@@ -7,6 +7,7 @@
 
 #include "profiler/store/prof_layout.hpp"
 #include "profiler/store/schema.hpp"
+#include "telemetry/comm_group.hpp"
 
 namespace npukit::prof {
 
@@ -132,20 +133,37 @@ Status load_tasks(Db& db, ProfileData& p) {
 }
 
 Status load_collectives(Db& db, ProfileData& p) {
-  auto q = db.prepare("SELECT deviceId, opName, opType, startNs, endNs, count FROM COMMUNICATION_OP ORDER BY opId");
+  auto q = db.prepare(
+      "SELECT deviceId, opName, opType, startNs, endNs, count, groupName, rankSize, dataType "
+      "FROM COMMUNICATION_OP ORDER BY opId");
   if (!q.ok()) return q.status();
   std::unordered_map<int64_t, std::vector<int>> devices;  // opName -> devices
   while (q->next()) {
-    CollectiveRecord c{static_cast<int32_t>(q->i64(0)), q->i64(1), q->i64(2), q->i64(3), q->i64(4), q->i64(5), 1};
+    CollectiveRecord c;
+    c.device = static_cast<int32_t>(q->i64(0));
+    c.op_name = q->i64(1);
+    c.op_type = q->i64(2);
+    c.start = q->i64(3);
+    c.end = q->i64(4);
+    c.group = q->i64(6);
+    c.ranks = static_cast<int>(q->i64(7));
+    c.data_type = q->i64(8);
+    int size = telemetry::hccl_dtype_size(static_cast<int>(c.data_type));
+    c.count = q->i64(5);
+    c.bytes = size > 0 ? c.count * size : c.count;  // without a data type, count holds bytes
     devices[c.op_name].push_back(c.device);
     p.collectives.push_back(c);
   }
   NPUKIT_RETURN_IF_ERROR(q->status());
+  // A recording cut short before finalize has rankSize 0 where the communicator was unknown:
+  // count the devices that ran the same opName.
   for (auto& [name, list] : devices) {
     std::sort(list.begin(), list.end());
     list.erase(std::unique(list.begin(), list.end()), list.end());
   }
-  for (CollectiveRecord& c : p.collectives) c.ranks = static_cast<int>(devices[c.op_name].size());
+  for (CollectiveRecord& c : p.collectives) {
+    if (c.ranks <= 0) c.ranks = static_cast<int>(devices[c.op_name].size());
+  }
   return Status::Ok();
 }
 

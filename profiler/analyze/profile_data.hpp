@@ -41,9 +41,12 @@ struct CollectiveRecord {
   int32_t device = 0;
   int64_t op_name = 0;  // STRING_IDS
   int64_t op_type = 0;
+  int64_t group = -1;   // STRING_IDS: groupName ("N/A" when the recording did not know it)
   int64_t start = 0, end = 0;
-  int64_t bytes = 0;  // COMMUNICATION_OP.count (bytes: the bus carries no dtype)
-  int ranks = 1;      // devices that ran the same opName
+  int64_t count = 0;    // COMMUNICATION_OP.count: elements (bytes when data_type is N/A)
+  int64_t data_type = 65534;  // ENUM_HCCL_DATA_TYPE
+  int64_t bytes = 0;    // per rank
+  int ranks = 1;        // rankSize: the communicator's size
 };
 
 struct MemorySample {

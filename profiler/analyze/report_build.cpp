@@ -156,12 +156,12 @@ void step_rows(const ProfileData& d, std::optional<int64_t> step, Report& r) {
 void comm_tables(const ProfileData& d, const StepFilter& filter, Report& r) {
   std::map<int64_t, std::vector<int64_t>> by_type;
   std::map<std::pair<int, int64_t>, std::vector<int64_t>> by_device;
-  std::map<std::tuple<int64_t, int64_t, int>, std::vector<int64_t>> by_size;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int>, std::vector<int64_t>> by_size;  // group, type, bytes, ranks
   for (const CollectiveRecord& c : d.collectives) {
     if (!filter.contains(c.device, c.start)) continue;
     by_type[c.op_type].push_back(c.end - c.start);
     by_device[{c.device, c.op_type}].push_back(c.end - c.start);
-    by_size[{c.op_type, c.bytes, c.ranks}].push_back(c.end - c.start);
+    by_size[{c.group, c.op_type, c.bytes, c.ranks}].push_back(c.end - c.start);
   }
   for (auto& [type, durations] : by_type) r.comm_types.push_back({d.str(type), duration_stats(durations)});
   set_ratios(r.comm_types);
@@ -172,12 +172,16 @@ void comm_tables(const ProfileData& d, const StepFilter& filter, Report& r) {
     for (CommTypeRow& row : rows) r.device_comm_types.push_back({device, std::move(row)});
   }
   for (auto& [key, durations] : by_size) {
-    auto [type, bytes, ranks] = key;
+    auto [group, type, bytes, ranks] = key;
     DurationStats s = duration_stats(durations);
     std::string op = d.str(type);
+    std::string group_name = group < 0 ? "N/A" : d.str(group);
     double algbw = s.avg > 0 ? static_cast<double>(bytes) * algbw_size_factor(op, ranks) / (s.avg / 1e9) : 0;
-    r.comm_sizes.push_back({op, bytes, ranks, s.count, s.avg, algbw, algbw * busbw_factor(op, ranks)});
+    r.comm_sizes.push_back({group_name, op, bytes, ranks, s.count, s.avg, algbw, algbw * busbw_factor(op, ranks)});
   }
+  std::sort(r.comm_sizes.begin(), r.comm_sizes.end(), [](const CommSizeRow& a, const CommSizeRow& b) {
+    return std::tie(a.group, a.op_type, a.bytes) < std::tie(b.group, b.op_type, b.bytes);
+  });
 }
 
 void memory_tables(const ProfileData& d, Report& r) {

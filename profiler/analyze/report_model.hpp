@@ -80,7 +80,8 @@ struct DeviceCommTypeRow {  // communication_statistic: per device
   CommTypeRow row;
 };
 
-struct CommSizeRow {
+struct CommSizeRow {  // one communicator's calls of one type and size
+  std::string group;    // groupName ("N/A" when the recording did not know it)
   std::string op_type;
   int64_t bytes = 0;  // per rank
   int ranks = 1;

@@ -142,26 +142,54 @@ Status EventMapper::memcpy(const tf::Event& e) {
   return w_.insert(Table::kMemcpyInfo, {*gid, i64(e.words[1]), memcpy_operation(e.words[2] & 0xff)});
 }
 
+Result<const EventMapper::Group*> EventMapper::group(uint32_t bus_id) {
+  if (bus_id == 0) return nullptr;
+  if (auto it = groups_.find(bus_id); it != groups_.end()) return &it->second;
+  auto text = resolve_(bus_id);
+  if (!text.ok()) return text.status();
+  auto info = tf::parse_comm_group(*text);
+  if (!info.ok()) return info.status();
+  Group g;
+  auto name = w_.intern(info->name);
+  if (!name.ok()) return name.status();
+  auto algorithm = w_.intern(info->algorithm);
+  if (!algorithm.ok()) return algorithm.status();
+  g.name = *name;
+  g.algorithm = *algorithm;
+  g.link_type = info->link == "HCCS" ? enum_id::kLinkHccs : enum_id::kLinkPcie;
+  g.info = std::move(*info);
+  return &groups_.emplace(bus_id, std::move(g)).first->second;
+}
+
 Status EventMapper::collective(const tf::Event& e) {
   auto op_type = string_id(e.name_id);
   if (!op_type.ok()) return op_type.status();
-  auto gid = task(e, i64(e.words[0]), e.words[3], e.words[2], ids_.communication);
+  auto grp = group(e.aux_id);
+  if (!grp.ok()) return grp.status();
+  const Group* g = *grp;
+  uint64_t task_id = tf::unpack_task_id(e.words[2]);
+  auto gid = task(e, i64(e.words[0]), e.words[3], task_id, ids_.communication);
   if (!gid.ok()) return gid.status();
-  int64_t k = collective_seq_[{e.device, *op_type}]++;
+  int64_t k = collective_seq_[{e.device, g ? g->name : -1, *op_type}]++;
   auto type_text = e.name_id == 0 ? Result<std::string>(std::string("hcom_")) : resolve_(e.name_id);
   if (!type_text.ok()) return type_text.status();
-  auto op_name = w_.intern(*type_text + "_" + std::to_string(k));
+  auto op_name = w_.intern(*type_text + "_" + (g ? g->info.name + "_" : "") + std::to_string(k));
   if (!op_name.ok()) return op_name.status();
   int64_t start = unix_ns(e.ts_ns), end = start + i64(e.words[0]), bytes = i64(e.words[1]);
+  int dtype_size = g ? tf::hccl_dtype_size(tf::unpack_dtype(e.words[2])) : 0;
+  int64_t dtype = dtype_size > 0 ? int64_t{tf::unpack_dtype(e.words[2])} : enum_id::kDataTypeNA;
+  int64_t count = dtype_size > 0 ? bytes / dtype_size : bytes;
   int64_t op_id = w_.next_op_id();
   NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kCommunicationOp,
-                                   {*op_name, start, end, i64(e.words[2]), ids_.na, op_id, int64_t{0}, int64_t{0},
-                                    enum_id::kDataTypeNA, ids_.na, bytes, *op_type, int64_t{e.device}, int64_t{0}}));
+                                   {*op_name, start, end, i64(task_id), g ? g->name : ids_.na, op_id, int64_t{0},
+                                    int64_t{0}, dtype, g ? g->algorithm : ids_.na, count, *op_type,
+                                    int64_t{e.device}, int64_t{g ? g->info.size() : 0}}));
   double bandwidth = end > start ? static_cast<double>(bytes) * 1e9 / static_cast<double>(end - start) : 0.0;
+  int64_t src_rank = g ? g->info.rank_of(e.device) : e.device;
   return w_.insert(Table::kCommunicationTaskInfo,
-                   {*op_type, *gid, ids_.communication, int64_t{0}, ids_.na, kNoNotifyId, enum_id::kRdmaNA,
-                    int64_t{e.device}, kNoId32, enum_id::kTransportSdma, bytes, enum_id::kDataTypeNA,
-                    options_.link_type, op_id, int64_t{1}, bandwidth});
+                   {*op_type, *gid, ids_.communication, int64_t{0}, g ? g->name : ids_.na, kNoNotifyId,
+                    enum_id::kRdmaNA, src_rank, kNoId32, enum_id::kTransportSdma, bytes, dtype,
+                    g ? g->link_type : options_.link_type, op_id, int64_t{1}, bandwidth});
 }
 
 Status EventMapper::launch(const tf::Event& e) {

@@ -5,11 +5,14 @@
 //                  (name = framework op, opType = NPU kernel, shapes/dtypes from the event's aux,
 //                  formats ND per input) + TASK_PMU_INFO "flops"
 //   memcpy      -> TASK (MEMCPY_ASYNC) + MEMCPY_INFO
-//   collective  -> TASK (COMMUNICATION) + COMMUNICATION_OP + COMMUNICATION_TASK_INFO. The bus
-//                  carries neither communicator nor dtype: groupName/algType are "N/A", dataType
-//                  N/A (65534) and count holds bytes. opName = "<opType>_<k>" for the k-th op of
-//                  that type on the device, so the ranks of one collective share an opName
-//                  (finalize counts them into rankSize).
+//   collective  -> TASK (COMMUNICATION) + COMMUNICATION_OP + COMMUNICATION_TASK_INFO, with the
+//                  communicator the event names (telemetry/comm_group.hpp): groupName, rankSize,
+//                  algType (MESH/RING), dataType (ENUM_HCCL_DATA_TYPE) and count in elements;
+//                  the task info row has this rank's srcRank in the group and the link type
+//                  (HCCS or PCIE). opName = "<opType>_<group>_<k>" for the k-th op of that type on
+//                  the group, so the ranks of one collective share an opName. An event without a
+//                  communicator (older producers) gets "N/A" fields, count in bytes, and rankSize
+//                  from the devices sharing its opName at finalize.
 //   launch      -> CANN_API (start = end = the host queue time; the bus has no API duration),
 //                  type acl for kernels, runtime for copies, communication for collectives.
 //                  globalTid = pid << 32 | device: the emulator drives each rank from one host
@@ -27,9 +30,11 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "profiler/store/profile_writer.hpp"
+#include "telemetry/comm_group.hpp"
 #include "telemetry/events.hpp"
 
 namespace npukit::prof {
@@ -57,6 +62,11 @@ class EventMapper {
   struct Launch {
     int64_t name = 0, type = 0;
   };
+  struct Group {  // a communicator, from the collective event's aux string
+    int64_t name = 0, algorithm = 0;  // STRING_IDS
+    int64_t link_type = 0;            // ENUM_HCCL_LINK_TYPE
+    telemetry::CommGroup info;
+  };
   struct Ids {  // STRING_IDS ids interned once
     int64_t ai_core, ai_vector_core, ai_cpu, memcpy, communication, na, flops, nd, empty, alloc, free;
   };
@@ -66,6 +76,7 @@ class EventMapper {
   Result<int64_t> string_id(uint32_t bus_id);
   Result<const Descriptor*> descriptor(uint32_t bus_id);
   Result<Launch> launch_kind(uint32_t bus_id);
+  Result<const Group*> group(uint32_t bus_id);
   Result<int64_t> task(const telemetry::Event& e, int64_t duration, uint64_t stream_pid, uint64_t task_id,
                        int64_t task_type);
   Status kernel(const telemetry::Event& e);
@@ -87,7 +98,8 @@ class EventMapper {
   std::vector<bool> have_descriptor_;
   std::vector<Launch> launches_;
   std::vector<bool> have_launch_;
-  std::map<std::pair<int, int64_t>, int64_t> collective_seq_;  // (device, opType id) -> count
+  std::map<uint32_t, Group> groups_;  // by bus string id
+  std::map<std::tuple<int, int64_t, int64_t>, int64_t> collective_seq_;  // (device, group, opType) -> count
   int64_t last_ts_ = 0;
 };
 

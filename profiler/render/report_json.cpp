@@ -60,13 +60,13 @@ json ops(const Report& r) {
 }
 
 json communication(const Report& r) {
-  json out = {{"by_type", json::array()}, {"by_device", json::array()}, {"by_size", json::array()}};
+  json out = {{"by_type", json::array()}, {"by_device", json::array()}, {"by_group", json::array()}};
   for (const CommTypeRow& c : r.comm_types) out["by_type"].push_back({{"op_type", c.op_type}, {"stats", stats(c.stats)}});
   for (const DeviceCommTypeRow& c : r.device_comm_types) {
     out["by_device"].push_back({{"device", c.device}, {"op_type", c.row.op_type}, {"stats", stats(c.row.stats)}});
   }
   for (const CommSizeRow& c : r.comm_sizes) {
-    out["by_size"].push_back({{"op_type", c.op_type}, {"bytes_per_rank", c.bytes}, {"ranks", c.ranks}, {"count", c.count},
+    out["by_group"].push_back({{"group", c.group}, {"op_type", c.op_type}, {"bytes_per_rank", c.bytes}, {"ranks", c.ranks}, {"count", c.count},
                               {"avg_ns", c.avg_ns}, {"algbw_bytes_per_s", c.algbw}, {"busbw_bytes_per_s", c.busbw}});
   }
   return out;

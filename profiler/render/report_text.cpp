@@ -120,9 +120,9 @@ std::string comm_section(const Report& r) {
   }
   if (types.empty()) return out + "  (no collectives)\n";
   out += types.render() + "\n";
-  TextTable sizes({"OP Type", "Size(B)", "Ranks", "Count", "Avg(us)", "algbw(GB/s)", "busbw(GB/s)"}, 1);
+  TextTable sizes({"Group", "OP Type", "Size(B)", "Ranks", "Count", "Avg(us)", "algbw(GB/s)", "busbw(GB/s)"}, 2);
   for (const CommSizeRow& row : r.comm_sizes) {
-    sizes.add({row.op_type, std::to_string(row.bytes), std::to_string(row.ranks), std::to_string(row.count), us(row.avg_ns),
+    sizes.add({row.group, row.op_type, std::to_string(row.bytes), std::to_string(row.ranks), std::to_string(row.count), us(row.avg_ns),
                fixed(row.algbw / 1e9, 2), fixed(row.busbw / 1e9, 2)});
   }
   return out + sizes.render();

@@ -16,11 +16,13 @@ Result<uint64_t> remove_orphan_launches(Db& db) {
   return static_cast<uint64_t>(sqlite3_changes(db.handle()));
 }
 
-// rankSize: how many devices ran the collective instance (same opName, see event_mapper.hpp).
+// rankSize of collectives recorded without their communicator (0): how many devices ran the
+// same instance (same opName, see event_mapper.hpp).
 Status fill_rank_sizes(Db& db) {
   return db.exec(
       "UPDATE COMMUNICATION_OP SET rankSize = r.n FROM (SELECT opName, count(DISTINCT deviceId) AS n "
-      "FROM COMMUNICATION_OP GROUP BY opName) AS r WHERE r.opName = COMMUNICATION_OP.opName");
+      "FROM COMMUNICATION_OP GROUP BY opName) AS r WHERE r.opName = COMMUNICATION_OP.opName "
+      "AND COMMUNICATION_OP.rankSize = 0");
 }
 
 // STEP_TIME: one row per step of the main job, spanning every rank; RANK_DEVICE_MAP: the main

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "emulator/runtime/program_runner.hpp"
+#include "telemetry/comm_group.hpp"
 #include "tests/emulator/daemon/publisher_util.hpp"
 
 namespace npukit::emu {
@@ -271,6 +272,47 @@ TEST(PublisherLinks, ADeviceWithoutHccsLinksHasNoHccsFigure) {
     EXPECT_EQ(snap.device(d, tf::fid::kHccsBandwidthUtil).status, tf::SampleStatus::kNotSupported);
   }
   for (int l = 0; l < snap.link_count(); ++l) EXPECT_EQ(*snap.link(l, tf::fid::kLinkBandwidthUtil).number(), 0.0);
+}
+
+TEST(PublisherCollectives, EachCollectiveEventNamesItsCommunicatorAndDataType) {
+  PublishedNode p = publish_node("groups", {.jitter = 0});
+  Node& node = *p.node;
+  std::vector<Context*> ranks;
+  std::vector<StreamId> streams;
+  for (int d : {1, 3, 5, 7}) {
+    ranks.push_back(&make_context(node, d, 700 + d));
+    streams.push_back(ranks.back()->create_stream());
+  }
+  auto comm = node.create_communicator("dp1", ranks, CollectiveAlgo::kAuto);
+  ASSERT_TRUE(comm.ok());
+  for (std::size_t r = 0; r < ranks.size(); ++r) {
+    ASSERT_TRUE(ranks[r]->all_reduce(streams[r], *comm, 0, 0, 1 << 20, DType::kBFloat16).ok());
+  }
+  node.run_until_idle();
+  std::vector<tf::Event> events = p.drain(tf::EventType::kCollective);
+  ASSERT_EQ(events.size(), 4u);
+  for (const tf::Event& e : events) {
+    auto text = p.cursor->resolve(e.aux_id);
+    ASSERT_TRUE(text.ok()) << "device " << e.device;
+    EXPECT_EQ(*text, "dp1|4|1,3,5,7|MESH|HCCS");
+    EXPECT_EQ(tf::unpack_dtype(e.words[2]), tf::hccl_dtype::kBfp16);
+    EXPECT_EQ(e.words[1], uint64_t{2} << 20) << "bytes per rank";
+  }
+}
+
+TEST(PublisherCollectives, AGroupAcrossThe910sMeshesIsARingOverPcie) {
+  PublishedNode p = publish_node("groups910", {.spec = "8x910", .jitter = 0});
+  Node& node = *p.node;
+  std::vector<Context*> ranks = {&make_context(node, 0, 801), &make_context(node, 4, 802)};
+  std::vector<StreamId> streams = {ranks[0]->create_stream(), ranks[1]->create_stream()};
+  auto comm = node.create_communicator("x", ranks, CollectiveAlgo::kAuto);
+  ASSERT_TRUE(comm.ok());
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(ranks[r]->all_reduce(streams[r], *comm, 0, 0, 1024, DType::kFloat32).ok());
+  node.run_until_idle();
+  std::vector<tf::Event> events = p.drain(tf::EventType::kCollective);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(*p.cursor->resolve(events[0].aux_id), "x|2|0,4|RING|PCIE");
+  EXPECT_EQ(tf::unpack_dtype(events[0].words[2]), tf::hccl_dtype::kFp32);
 }
 
 }  // namespace

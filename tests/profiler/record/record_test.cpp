@@ -58,7 +58,14 @@ TEST(Record, HoldsTasksLaunchesCollectivesStepsAndCounters) {
             "Add\nCumsum\nMatMulV2\nRelu\nReluGrad\n");
   EXPECT_EQ(sqlite(db, "SELECT count(*) FROM COMMUNICATION_OP o JOIN CANN_API a ON a.connectionId = o.connectionId "
                        "WHERE a.type = 5500").output, "24\n");
-  EXPECT_EQ(sqlite(db, "SELECT DISTINCT rankSize, count FROM COMMUNICATION_OP").output, "2|2097152\n");
+  // The communicator reaches the data: group, size, algorithm, data type, count in elements
+  // (2 MiB of fp16 per rank), and each rank's place in the group.
+  EXPECT_EQ(sqlite(db, "SELECT DISTINCT g.value, o.rankSize, a.value, o.dataType, o.count FROM COMMUNICATION_OP o "
+                       "JOIN STRING_IDS g ON g.id = o.groupName JOIN STRING_IDS a ON a.id = o.algType").output,
+            "dp0|2|MESH|3|1048576\n");
+  EXPECT_EQ(sqlite(db, "SELECT deviceId, srcRank, linkType FROM COMMUNICATION_TASK_INFO i JOIN TASK t "
+                       "ON t.globalTaskId = i.globalTaskId GROUP BY deviceId ORDER BY deviceId").output,
+            "0|0|1\n1|1|1\n");
   EXPECT_EQ(sqlite(db, "SELECT DISTINCT s.value FROM COMPUTE_TASK_INFO c JOIN STRING_IDS s ON s.id = c.inputShapes "
                        "JOIN STRING_IDS o ON o.id = c.opType WHERE o.value = 'Cumsum'").output, "4096\n");
   EXPECT_EQ(sqlite(db, "SELECT count(*) > 0 FROM MEMCPY_INFO WHERE memcpyOperation = 1").output, "1\n");

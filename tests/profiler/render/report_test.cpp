@@ -91,7 +91,8 @@ TEST(Report, JsonHasEverySectionWithUnitsInKeys) {
   EXPECT_EQ(j["header"]["complete"], true);
   EXPECT_EQ(j["header"]["tasks"], 102);
   EXPECT_EQ(j["steps"].size(), 6u);
-  const auto& comm = j["communication"]["by_size"][0];
+  const auto& comm = j["communication"]["by_group"][0];
+  EXPECT_EQ(comm["group"], "dp0");
   EXPECT_EQ(comm["op_type"], "hcom_allReduce_");
   EXPECT_EQ(comm["ranks"], 2);
   // busbw of an allreduce on 2 ranks = algbw x 2(n-1)/n = algbw.

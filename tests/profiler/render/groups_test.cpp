@@ -1,0 +1,85 @@
+// A dp 2 x tp 2 run: every collective knows its communicator, and the report's per-group
+// algbw/busbw are the group's (2 ranks), each within 10% of the alpha-beta figure for one HCCS
+// link of the node, worked out here from the node's spec files.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/profiler/prof_test_util.hpp"
+
+namespace npukit::testing {
+namespace {
+
+const RecordedRun& dp2_tp2_run() {
+  static RecordedRun run = record_on_fresh_node("dp2tp2", data_path("dp2-tp2-train.json"));
+  return run;
+}
+
+nlohmann::json spec_file(const std::string& path) {
+  std::ifstream in(std::string(NPUKIT_SOURCE_DIR) + "/emulator/specs/" + path);
+  return nlohmann::json::parse(in);
+}
+
+// Mesh AllReduce of S bytes per rank over n ranks with a direct link each (HCCL's mesh: a
+// reduce-scatter then an all-gather phase, S/n to every peer in each):
+//   t = 2 alpha + 2 (S/n) / B + (S/n) x gamma,  B = line rate x link efficiency,
+//   gamma = 3 bytes of HBM traffic per reduced byte / achieved HBM bandwidth.
+double mesh_allreduce_seconds(double bytes, double n) {
+  auto node = spec_file("nodes/8x910B2.json");
+  auto device = spec_file("devices/Ascend910B2.json");
+  double alpha = node["topology"]["hccs_latency_ns"].get<double>() * 1e-9;
+  double B = node["topology"]["hccs_link_GBps"].get<double>() * 1e9 * node["topology"]["link_efficiency"].get<double>();
+  double gamma = 3.0 / (device["hbm"]["bandwidth_GBps"].get<double>() * 1e9 * device["efficiency"]["hbm"].get<double>());
+  return 2 * alpha + 2 * (bytes / n) / B + (bytes / n) * gamma;
+}
+
+TEST(Groups, EveryCollectiveRecordsItsCommunicator) {
+  const RecordedRun& run = dp2_tp2_run();
+  ASSERT_FALSE(run.db.empty()) << run.record.output;
+  // tp groups pair ranks (0,1) and (2,3); dp groups (0,2) and (1,3).
+  EXPECT_EQ(sqlite(run.db, "SELECT g.value, o.rankSize, group_concat(DISTINCT o.deviceId) FROM COMMUNICATION_OP o "
+                           "JOIN STRING_IDS g ON g.id = o.groupName GROUP BY g.value ORDER BY g.value").output,
+            "dp0|2|0,2\ndp1|2|1,3\ntp0|2|0,1\ntp1|2|2,3\n");
+  EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM COMMUNICATION_OP WHERE dataType != 3 OR rankSize != 2").output, "0\n");
+  // Each op instance is one opName on both ranks of its group.
+  EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM (SELECT opName FROM COMMUNICATION_OP GROUP BY opName "
+                           "HAVING count(DISTINCT deviceId) != 2)").output, "0\n");
+}
+
+TEST(Groups, BusbwPerGroupIsTheGroupsAndMatchesAlphaBeta) {
+  const RecordedRun& run = dp2_tp2_run();
+  auto r = run_command(prof() + " report " + run.dir + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output);
+  std::set<std::string> groups;
+  for (const auto& row : j["communication"]["by_group"]) {
+    groups.insert(row["group"].get<std::string>());
+    ASSERT_EQ(row["ranks"], 2) << row.dump();
+    double bytes = row["bytes_per_rank"].get<double>();
+    double avg_s = row["avg_ns"].get<double>() * 1e-9;
+    double algbw = row["algbw_bytes_per_s"].get<double>();
+    EXPECT_NEAR(algbw, bytes / avg_s, algbw * 1e-9) << row.dump();
+    // nccl-tests: busbw = algbw x 2 (n - 1) / n, which is algbw for 2 ranks.
+    EXPECT_DOUBLE_EQ(row["busbw_bytes_per_s"].get<double>(), algbw) << row.dump();
+    double predicted = bytes / mesh_allreduce_seconds(bytes, 2);
+    EXPECT_NEAR(row["busbw_bytes_per_s"].get<double>() / predicted, 1.0, 0.10)
+        << row["group"] << " " << bytes << " B: busbw " << algbw / 1e9 << " GB/s, alpha-beta " << predicted / 1e9;
+  }
+  EXPECT_EQ(groups, (std::set<std::string>{"dp0", "dp1", "tp0", "tp1"}));
+}
+
+TEST(Groups, GoldenCommunicationSection) {
+  const RecordedRun& run = dp2_tp2_run();
+  auto r = run_command(prof() + " report " + run.dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::size_t from = r.output.find("== Communication ==");
+  std::size_t to = r.output.find("== Memory ==");
+  ASSERT_NE(from, std::string::npos) << r.output;
+  expect_golden("dp2-tp2-train.communication.txt", r.output.substr(from, to - from));
+}
+
+}  // namespace
+}  // namespace npukit::testing
