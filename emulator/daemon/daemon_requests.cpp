@@ -82,7 +82,9 @@ json Daemon::submit(const tf::Request& request) {
   int id = job.id;
   auto [it, inserted] = jobs_.emplace(id, std::move(job));
   Job& j = it->second;
-  publisher_->record(tf::EventType::kJobStarted, -1, j.name, {static_cast<uint64_t>(id), j.pid, 0, 0});
+  std::string devices;  // by rank, for profilers laying out one profile per rank
+  for (const tf::RankProgram& r : j.runner->program().ranks) devices += (devices.empty() ? "" : ",") + std::to_string(r.device);
+  publisher_->record(tf::EventType::kJobStarted, -1, j.name, {static_cast<uint64_t>(id), j.pid, 0, 0}, devices);
   j.runner->start(
       [this, id](const StepReport& s) {
         Job& job = jobs_[id];

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "profiler/analyze/merge.hpp"
 #include "profiler/store/prof_layout.hpp"
 #include "profiler/store/schema.hpp"
 #include "telemetry/comm_group.hpp"
@@ -266,13 +267,13 @@ std::string ProfileData::run_value(const std::string& key, const std::string& fa
   return it == run.end() ? fallback : it->second;
 }
 
-Result<ProfileData> load_profile(const std::string& path, const LoadOptions& options) {
-  auto file = find_profile_db(path);
-  if (!file.ok()) return file.status();
-  auto db = open_db(*file);
+namespace {
+
+Result<ProfileData> load_one(const std::string& file, const LoadOptions& options) {
+  auto db = open_db(file);
   if (!db.ok()) return db.status();
   ProfileData p;
-  p.db_path = *file;
+  p.db_path = file;
   for (auto step : {validate, load_basics, load_tasks, load_collectives, load_steps, load_overlap, load_node_data}) {
     Status s = step(*db, p);
     if (!s.ok()) return as_bad_input(s, p.db_path);
@@ -280,6 +281,34 @@ Result<ProfileData> load_profile(const std::string& path, const LoadOptions& opt
   if (options.launches) NPUKIT_RETURN_IF_ERROR(as_bad_input(load_launches(*db, p), p.db_path));
   if (options.counters) NPUKIT_RETURN_IF_ERROR(as_bad_input(load_counters(*db, p), p.db_path));
   return p;
+}
+
+std::string rank_list(const std::vector<RankDb>& dbs) {
+  std::string out;
+  for (const RankDb& r : dbs) out += (out.empty() ? "" : ", ") + std::to_string(r.rank);
+  return out;
+}
+
+}  // namespace
+
+Result<ProfileData> load_profile(const std::string& path, const LoadOptions& options) {
+  auto dbs = find_profile_dbs(path);
+  if (!dbs.ok()) return dbs.status();
+  if (options.rank) {
+    auto it = std::find_if(dbs->begin(), dbs->end(), [&](const RankDb& r) { return r.rank == *options.rank; });
+    if (it == dbs->end()) {
+      return InvalidArgument(path + ": no rank " + std::to_string(*options.rank) + " in this recording (ranks: " +
+                             rank_list(*dbs) + ")");
+    }
+    dbs = std::vector<RankDb>{*it};
+  }
+  std::vector<ProfileData> parts;
+  for (const RankDb& r : *dbs) {
+    auto part = load_one(r.db, options);
+    if (!part.ok()) return part.status();
+    parts.push_back(std::move(*part));
+  }
+  return merge_ranks(std::move(parts), path);
 }
 
 }  // namespace npukit::prof

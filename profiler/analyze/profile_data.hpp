@@ -80,10 +80,12 @@ struct CounterSample {
 struct LoadOptions {
   bool launches = false;  // CANN_API rows (the Chrome export's host threads and flows)
   bool counters = false;  // sampled counters (the Chrome export's counter tracks)
+  std::optional<int> rank;  // only this rank's database of a multi-rank recording
 };
 
 struct ProfileData {
-  std::string db_path;
+  std::string db_path;  // the database, or the directory of a multi-rank recording
+  int ranks = 1;        // databases merged into this one (merge.hpp)
   std::map<std::string, std::string> meta;  // META_DATA
   std::map<std::string, std::string> run;   // EMU_RUN
   std::vector<std::string> strings;         // STRING_IDS, by id
@@ -106,8 +108,10 @@ struct ProfileData {
   std::string run_value(const std::string& key, const std::string& fallback = "") const;
 };
 
-// Opens `path` (DIR, PROF_ dir or .db; prof_layout.hpp) and loads it. Errors: NotFound (missing
-// path), InvalidArgument (not a SQLite file, not a profile database, unsupported schema, corrupt).
+// Opens `path` (a directory of one recording's PROF_ trees, a PROF_ dir or a .db;
+// prof_layout.hpp) and loads it, every rank merged into one ProfileData (merge.hpp) unless
+// options.rank picks one. Errors: NotFound (missing path), InvalidArgument (not a SQLite file,
+// not a profile database, unsupported schema, corrupt, no such rank).
 Result<ProfileData> load_profile(const std::string& path, const LoadOptions& options = {});
 
 }  // namespace npukit::prof

@@ -50,13 +50,17 @@ void add_record(CLI::App& app, Args& a) {
 
 void add_report(CLI::App& app, Args& a) {
   auto* c = app.add_subcommand("report", "summarize a recording (text, msprof CSV files, or JSON)");
-  c->add_option("DIR", a.report.path, "the recording: DIR, its PROF_* directory or the .db file")->required();
+  c->add_option("DIR", a.report.path, "the recording: DIR (every rank), one rank's PROF_* directory or .db file")
+      ->required();
+  c->add_option("--rank", a.report.rank, "only this rank of a multi-rank recording")->check(CLI::NonNegativeNumber);
   c->add_option("--format", a.report.format, "text, csv or json")
       ->check(CLI::IsMember({"text", "csv", "json"}))
       ->capture_default_str();
   c->add_option("--top", a.report.top, "rows of the top-N tables")->check(CLI::Range(1, 100000))->capture_default_str();
   c->add_option("--step", a.report.step, "only this step (0-based) in the step breakdown and the op tables");
-  c->add_option("-o,--output", a.report.out_dir, "csv: where to write the files (default: <PROF_dir>/mindstudio_profiler_output)");
+  c->add_option("-o,--output", a.report.out_dir,
+                "csv: where to write the files (default: each rank's <PROF_dir>/mindstudio_profiler_output; "
+                "with several ranks, DIR/rank_<r>/)");
 }
 
 void add_export(CLI::App& app, Args& a) {
@@ -64,6 +68,7 @@ void add_export(CLI::App& app, Args& a) {
   c->add_option("--chrome", a.exp.chrome, "write a Trace Event Format JSON file (Perfetto UI, chrome://tracing, speedscope)")
       ->required();
   c->add_option("DIR", a.exp.path, "the recording")->required();
+  c->add_option("--rank", a.exp.rank, "only this rank of a multi-rank recording")->check(CLI::NonNegativeNumber);
 }
 
 void add_diff(CLI::App& app, Args& a) {

@@ -19,12 +19,14 @@ struct ReportArgs {
   std::string format = "text";
   int top = 10;
   std::optional<int64_t> step;
+  std::optional<int> rank;
   std::string out_dir;  // csv files
 };
 
 struct ExportArgs {
   std::string path;
   std::string chrome;
+  std::optional<int> rank;
 };
 
 struct DiffArgs {

@@ -31,6 +31,7 @@ Result<int64_t> CounterSampler::field_name(const tf::FieldDef& field) {
 
 Status CounterSampler::describe(const tf::Snapshot& s) {
   for (int d = 0; d < s.device_count(); ++d) {
+    if (!mine(d)) continue;
     const tf::DeviceInfo& info = s.device_info(d);
     // NPU_INFO.name: the chip model, marked as emulated (reference section 7): "Ascend910B2-emu".
     std::string name = "Ascend" + info.chip_name + "-emu";
@@ -38,6 +39,7 @@ Status CounterSampler::describe(const tf::Snapshot& s) {
   }
   for (int l = 0; l < s.link_count(); ++l) {
     const tf::LinkInfo& link = s.link_info(l);
+    if (!mine(link)) continue;
     auto kind = w_.intern(link.kind);
     if (!kind.ok()) return kind.status();
     NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kEmuLink, {int64_t{l}, int64_t{link.device_a}, int64_t{link.device_b},
@@ -70,8 +72,12 @@ Status CounterSampler::registry_rows(const tf::Snapshot& s, int64_t ts) {
     return Status::Ok();
   };
   NPUKIT_RETURN_IF_ERROR(rows(tf::EntityLevel::kNode, 0, -1, -1));
-  for (int d = 0; d < s.device_count(); ++d) NPUKIT_RETURN_IF_ERROR(rows(tf::EntityLevel::kDevice, d, d, -1));
-  for (int l = 0; l < s.link_count(); ++l) NPUKIT_RETURN_IF_ERROR(rows(tf::EntityLevel::kLink, l, -1, l));
+  for (int d = 0; d < s.device_count(); ++d) {
+    if (mine(d)) NPUKIT_RETURN_IF_ERROR(rows(tf::EntityLevel::kDevice, d, d, -1));
+  }
+  for (int l = 0; l < s.link_count(); ++l) {
+    if (mine(s.link_info(l))) NPUKIT_RETURN_IF_ERROR(rows(tf::EntityLevel::kLink, l, -1, l));
+  }
   return Status::Ok();
 }
 
@@ -111,7 +117,7 @@ Status CounterSampler::hccs_rows(const tf::Snapshot& s, int64_t ts, double dt_s)
   if (!any) return Status::Ok();
   for (int d = 0; d < s.device_count(); ++d) {
     auto i = static_cast<std::size_t>(d);
-    NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kHccs, {int64_t{d}, ts, tx[i], rx[i]}));
+    if (mine(d)) NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kHccs, {int64_t{d}, ts, tx[i], rx[i]}));
   }
   return Status::Ok();
 }
@@ -125,7 +131,9 @@ Status CounterSampler::sample(const tf::Snapshot& s) {
   double dt_s = last_ts_ < 0 ? 0.0 : static_cast<double>(ts - last_ts_) / 1e9;
   last_ts_ = ts;
   w_.note_time(ts, ts);
-  for (int d = 0; d < s.device_count(); ++d) NPUKIT_RETURN_IF_ERROR(device_rows(s, d, ts, dt_s));
+  for (int d = 0; d < s.device_count(); ++d) {
+    if (mine(d)) NPUKIT_RETURN_IF_ERROR(device_rows(s, d, ts, dt_s));
+  }
   NPUKIT_RETURN_IF_ERROR(hccs_rows(s, ts, dt_s));
   NPUKIT_RETURN_IF_ERROR(registry_rows(s, ts));
   ++samples_;

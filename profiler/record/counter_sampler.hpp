@@ -10,6 +10,8 @@
 //
 // Sample time = clock_base_ns + npu_node_virtual_time_ns of the snapshot, the same clock as the
 // events. A snapshot whose virtual time did not advance, or a stale one, adds nothing.
+// A sampler for one rank's database (`device` >= 0) writes that device's rows, the node's, and
+// those of the links with that device at one end.
 //
 // Thread-safety: one thread owns a sampler.
 #pragma once
@@ -25,7 +27,9 @@ namespace npukit::prof {
 
 class CounterSampler {
  public:
-  CounterSampler(ProfileWriter& writer, int64_t clock_base_ns) : w_(writer), base_(clock_base_ns) {}
+  // `device` -1: every device.
+  CounterSampler(ProfileWriter& writer, int64_t clock_base_ns, int device = -1)
+      : w_(writer), base_(clock_base_ns), device_(device) {}
 
   // NPU_INFO and EMU_LINK rows from the snapshot's identity (call once, first).
   Status describe(const telemetry::Snapshot& snapshot);
@@ -38,8 +42,12 @@ class CounterSampler {
   Status device_rows(const telemetry::Snapshot& s, int device, int64_t ts, double dt_s);
   Status hccs_rows(const telemetry::Snapshot& s, int64_t ts, double dt_s);
 
+  bool mine(int device) const { return device_ < 0 || device == device_; }
+  bool mine(const telemetry::LinkInfo& link) const { return mine(link.device_a) || mine(link.device_b); }
+
   ProfileWriter& w_;
   int64_t base_;
+  int device_;
   int64_t last_ts_ = -1;
   uint64_t samples_ = 0;
   std::map<telemetry::FieldId, int64_t> names_;

@@ -13,6 +13,7 @@
 #include "profiler/record/counter_sampler.hpp"
 #include "profiler/record/event_mapper.hpp"
 #include "profiler/record/event_pump.hpp"
+#include "profiler/record/rank_sinks.hpp"
 #include "profiler/store/prof_layout.hpp"
 #include "profiler/store/schema.hpp"
 #include "telemetry/client.hpp"
@@ -49,20 +50,15 @@ class Recording {
   Status ingest(const PumpBatch& batch, bool sample_due);
   Status step(Clock::time_point& next_sample);
   bool done(bool caught_up);
-  Status write_device_dirs();
-
   const RecordOptions& o_;
   const std::atomic<bool>* stop_;
   std::unique_ptr<tf::Client> client_;
   std::unique_ptr<tf::EventCursor> cursor_;  // until the pump takes it
   std::unique_ptr<EventPump> pump_;
   std::unordered_map<uint32_t, std::string> strings_;  // bus string ids seen so far
-  std::unique_ptr<ProfileWriter> writer_;
-  std::optional<EventMapper> mapper_;
-  std::optional<CounterSampler> sampler_;
+  std::optional<RankSinks> sinks_;  // one PROF_ tree per device
   std::optional<ChildProcess> child_;
   std::set<uint64_t> open_jobs_;
-  std::vector<int> devices_;
   Clock::time_point deadline_ = Clock::time_point::max();
   bool stopping_ = false;
   bool reading_done_ = false;
@@ -90,7 +86,7 @@ Status Recording::open_bus() {
 }
 
 Status Recording::describe_run(const tf::Snapshot& s) {
-  auto set = [&](std::string_view k, const std::string& v) { return writer_->set_run(k, v); };
+  auto set = [&](std::string_view k, const std::string& v) { return sinks_->set_run(k, v); };
   auto speed = s.node_field(tf::fid::kNodeSpeedRatio).number();
   NPUKIT_RETURN_IF_ERROR(set("node", o_.node));
   NPUKIT_RETURN_IF_ERROR(set("node_spec", s.node().node_spec));
@@ -104,8 +100,8 @@ Status Recording::describe_run(const tf::Snapshot& s) {
   NPUKIT_RETURN_IF_ERROR(set("recorder_pid", std::to_string(getpid())));
   NPUKIT_RETURN_IF_ERROR(set("events_recorded", "0"));
   NPUKIT_RETURN_IF_ERROR(set("events_missed", "0"));
-  NPUKIT_RETURN_IF_ERROR(writer_->insert(Table::kHostInfo, {std::string_view(host_uid()), std::string_view(host_name())}));
-  return sampler_->describe(s);
+  NPUKIT_RETURN_IF_ERROR(sinks_->insert_every(Table::kHostInfo, {std::string_view(host_uid()), std::string_view(host_name())}));
+  return sinks_->describe(s);
 }
 
 Status Recording::open() {
@@ -115,13 +111,6 @@ Status Recording::open() {
   if (snap->stale()) return Status(Code::kUnavailable, "node '" + o_.node + "' is stale: " + snap->stale_reason());
   auto base = static_cast<int64_t>(snap->node().start_realtime_ns);
   auto vt = snap->node_field(tf::fid::kNodeVirtualTimeNs).number();
-  auto paths = create_prof_dir(o_.out_dir, realtime_now_ns());
-  if (!paths.ok()) return paths.status();
-  result_.prof_dir = paths->prof_dir;
-  result_.db = paths->db;
-  auto writer = ProfileWriter::create(paths->db, base + static_cast<int64_t>(vt.value_or(0)));
-  if (!writer.ok()) return writer.status();
-  writer_ = std::move(*writer);
   bool hccs = false;
   for (int l = 0; l < snap->link_count(); ++l) hccs = hccs || snap->link_info(l).kind == "hccs";
   auto resolve = [this](uint32_t id) -> Result<std::string> {
@@ -129,19 +118,22 @@ Status Recording::open() {
     if (it == strings_.end()) return NotFoundError("bus string id " + std::to_string(id) + " was never resolved");
     return it->second;
   };
-  auto mapper = EventMapper::create(*writer_, resolve,
-                                    {.clock_base_ns = base, .link_type = hccs ? enum_id::kLinkHccs : enum_id::kLinkPcie});
-  if (!mapper.ok()) return mapper.status();
-  mapper_.emplace(std::move(*mapper));
-  sampler_.emplace(*writer_, base);
-  for (int d = 0; d < snap->device_count(); ++d) {
-    devices_.push_back(d);
-    NPUKIT_RETURN_IF_ERROR(write_device_info(result_.prof_dir, d, -1, host_uid()));
+  auto sinks = RankSinks::create({.out_dir = o_.out_dir,
+                                  .devices = snap->device_count(),
+                                  .realtime_ns = realtime_now_ns(),
+                                  .session_start_ns = base + static_cast<int64_t>(vt.value_or(0)),
+                                  .clock_base_ns = base,
+                                  .link_type = hccs ? enum_id::kLinkHccs : enum_id::kLinkPcie},
+                                 resolve);
+  if (!sinks.ok()) return sinks.status();
+  sinks_.emplace(std::move(*sinks));
+  for (RankSink& s : sinks_->sinks()) {
+    NPUKIT_RETURN_IF_ERROR(write_device_info(s.paths.prof_dir, s.device, -1, host_uid()));
   }
-  NPUKIT_RETURN_IF_ERROR(writer_->begin_batch());
+  NPUKIT_RETURN_IF_ERROR(sinks_->begin_batch());
   NPUKIT_RETURN_IF_ERROR(describe_run(*snap));
-  NPUKIT_RETURN_IF_ERROR(sampler_->sample(*snap));
-  NPUKIT_RETURN_IF_ERROR(writer_->commit_batch());
+  NPUKIT_RETURN_IF_ERROR(sinks_->sample(*snap));
+  NPUKIT_RETURN_IF_ERROR(sinks_->commit_batch());
   pump_ = std::make_unique<EventPump>(std::move(cursor_), o_.queue_events);
   return Status::Ok();
 }
@@ -165,21 +157,21 @@ Status Recording::ingest(const PumpBatch& batch, bool sample_due) {
   }
   if (batch.events.empty() && !sample_due && batch.missed == 0) return Status::Ok();
   for (const auto& [id, text] : batch.strings) strings_[id] = text;
-  NPUKIT_RETURN_IF_ERROR(writer_->begin_batch());
+  NPUKIT_RETURN_IF_ERROR(sinks_->begin_batch());
   for (const tf::Event& e : batch.events) {
     if (e.type == tf::EventType::kJobStarted) open_jobs_.insert(e.words[0]);
     if (e.type == tf::EventType::kJobFinished) open_jobs_.erase(e.words[0]);
-    NPUKIT_RETURN_IF_ERROR(mapper_->map(e));
+    NPUKIT_RETURN_IF_ERROR(sinks_->map(e));
   }
   result_.events += batch.events.size();
   if (sample_due) {
     auto snap = client_->snapshot();
     if (snap.ok() && snap->stale()) stale_ = snap->stale_reason();
-    if (snap.ok()) NPUKIT_RETURN_IF_ERROR(sampler_->sample(*snap));
+    if (snap.ok()) NPUKIT_RETURN_IF_ERROR(sinks_->sample(*snap));
   }
-  NPUKIT_RETURN_IF_ERROR(writer_->set_run("events_recorded", std::to_string(result_.events)));
-  NPUKIT_RETURN_IF_ERROR(writer_->set_run("events_missed", std::to_string(result_.missed)));
-  return writer_->commit_batch();
+  NPUKIT_RETURN_IF_ERROR(sinks_->set_run("events_recorded", std::to_string(result_.events)));
+  NPUKIT_RETURN_IF_ERROR(sinks_->set_run("events_missed", std::to_string(result_.missed)));
+  return sinks_->commit_batch();
 }
 
 // Whether reading should end. Also notes when the recorded work ended (the command exited, a
@@ -238,34 +230,22 @@ Status Recording::run() {
   return Status::Ok();
 }
 
-Status Recording::write_device_dirs() {
-  auto q = writer_->db().prepare(
-      "SELECT d.deviceId, coalesce((SELECT rankId FROM RANK_DEVICE_MAP r WHERE r.deviceId = d.deviceId), -1) "
-      "FROM (SELECT DISTINCT deviceId FROM TASK) d ORDER BY d.deviceId");
-  if (!q.ok()) return q.status();
-  std::vector<int> keep;
-  std::string uid = host_uid();
-  while (q->next()) {
-    keep.push_back(static_cast<int>(q->i64(0)));
-    NPUKIT_RETURN_IF_ERROR(write_device_info(result_.prof_dir, keep.back(), static_cast<int>(q->i64(1)), uid));
-  }
-  NPUKIT_RETURN_IF_ERROR(q->status());
-  return keep.empty() ? Status::Ok() : prune_device_dirs(result_.prof_dir, keep);
-}
-
 Result<RecordResult> Recording::finish() {
   if (child_) result_.command_exit = child_->wait();
-  NPUKIT_RETURN_IF_ERROR(writer_->begin_batch());
-  if (auto snap = client_->snapshot(); snap.ok()) NPUKIT_RETURN_IF_ERROR(sampler_->sample(*snap));
-  result_.samples = sampler_->samples();
-  NPUKIT_RETURN_IF_ERROR(writer_->set_run("lossless_lost", result_.lossless_lost ? "1" : "0"));
-  NPUKIT_RETURN_IF_ERROR(writer_->set_run("samples", std::to_string(result_.samples)));
-  NPUKIT_RETURN_IF_ERROR(writer_->set_run("command_exit", std::to_string(result_.command_exit)));
-  NPUKIT_RETURN_IF_ERROR(writer_->commit_batch());
-  auto stats = writer_->finalize();
+  NPUKIT_RETURN_IF_ERROR(sinks_->begin_batch());
+  if (auto snap = client_->snapshot(); snap.ok()) NPUKIT_RETURN_IF_ERROR(sinks_->sample(*snap));
+  result_.samples = sinks_->samples();
+  NPUKIT_RETURN_IF_ERROR(sinks_->set_run("lossless_lost", result_.lossless_lost ? "1" : "0"));
+  NPUKIT_RETURN_IF_ERROR(sinks_->set_run("samples", std::to_string(result_.samples)));
+  NPUKIT_RETURN_IF_ERROR(sinks_->set_run("command_exit", std::to_string(result_.command_exit)));
+  NPUKIT_RETURN_IF_ERROR(sinks_->commit_batch());
+  auto stats = sinks_->finalize(host_uid());
   if (!stats.ok()) return stats.status();
   result_.finalize = *stats;
-  NPUKIT_RETURN_IF_ERROR(write_device_dirs());
+  result_.out_dir = o_.out_dir;
+  for (RankSink& s : sinks_->sinks()) {
+    result_.ranks.push_back({s.paths.db, s.paths.prof_dir, s.device, sinks_->rank_of(s.device)});
+  }
   return result_;
 }
 

@@ -1,6 +1,7 @@
-// The recorder: `npu-prof record`. Drains a node's event ring and samples its counters into a
-// new profile database (prof_layout.hpp for where, schema.hpp for what) until the recorded
-// command ends (and the jobs it started finished publishing) or, with attach, for a duration.
+// The recorder: `npu-prof record`. Drains a node's event ring and samples its counters into new
+// profile databases, one PROF_ tree per rank (rank_sinks.hpp; prof_layout.hpp for where,
+// schema.hpp for what) until the recorded command ends (and the jobs it started finished
+// publishing) or, with attach, for a duration.
 //
 // Modes:
 //   fast (lossless)  the cursor registers as a lossless reader: the node's writer waits for the
@@ -13,8 +14,9 @@
 //
 // Threads: an EventPump thread drains the bus into memory (event_pump.hpp); a background-
 // priority thread (nice 19) maps and writes while the recorded work runs, so a workload sharing
-// the CPU keeps it; once the recording ends the calling thread writes the rest and finalizes. Durability: one transaction per batch of events (and the samples taken with
-// it), WAL mode.
+// the CPU keeps it; once the recording ends the calling thread writes the rest and finalizes
+// (every rank's database in parallel). Durability: one transaction per database per batch of
+// events (and the samples taken with it), WAL mode.
 // A recorder killed at any point leaves a database that passes integrity_check, holds every
 // committed batch and still says RECORDING_STATE = recording (report calls it incomplete).
 //
@@ -28,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/store/prof_layout.hpp"
 #include "profiler/store/profile_writer.hpp"
 
 namespace npukit::prof {
@@ -54,8 +57,8 @@ struct RecordOptions {
 };
 
 struct RecordResult {
-  std::string prof_dir;
-  std::string db;
+  std::string out_dir;
+  std::vector<RankDb> ranks;  // one PROF_ tree per rank that ran something, in device order
   uint64_t events = 0;
   uint64_t missed = 0;
   bool lossless_lost = false;

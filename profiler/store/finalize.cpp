@@ -25,21 +25,29 @@ Status fill_rank_sizes(Db& db) {
       "AND COMMUNICATION_OP.rankSize = 0");
 }
 
-// STEP_TIME: one row per step of the main job, spanning every rank; RANK_DEVICE_MAP: the main
-// job's devices in device order are its ranks.
-Result<uint64_t> write_steps(Db& db) {
+// STEP_TIME: one row per step of the main job, spanning every device of the database.
+// RANK_DEVICE_MAP: a one-rank database says its rank (`rank` >= 0); otherwise the main job's
+// devices in device order are its ranks.
+Result<uint64_t> write_steps(Db& db, int rank) {
   auto job = main_job(db);
   if (!job.ok()) return job.status();
+  if (rank >= 0) {
+    NPUKIT_RETURN_IF_ERROR(db.exec("INSERT INTO RANK_DEVICE_MAP SELECT DISTINCT " + std::to_string(rank) +
+                                   ", deviceId FROM (SELECT deviceId FROM TASK UNION SELECT deviceId FROM EMU_STEP)"));
+  }
   if (!job->has_value()) {
+    if (rank >= 0) return uint64_t{0};
     NPUKIT_RETURN_IF_ERROR(db.exec("INSERT INTO RANK_DEVICE_MAP SELECT DISTINCT -1, deviceId FROM TASK ORDER BY deviceId"));
     return uint64_t{0};
   }
   std::string j = std::to_string(**job);
   NPUKIT_RETURN_IF_ERROR(db.exec("INSERT INTO STEP_TIME SELECT stepId, min(startNs), max(endNs) FROM EMU_STEP WHERE jobId = " +
                                  j + " GROUP BY stepId ORDER BY stepId"));
-  NPUKIT_RETURN_IF_ERROR(
-      db.exec("INSERT INTO RANK_DEVICE_MAP SELECT row_number() OVER (ORDER BY deviceId) - 1, deviceId FROM "
-              "(SELECT DISTINCT deviceId FROM EMU_STEP WHERE jobId = " + j + ")"));
+  if (rank < 0) {
+    NPUKIT_RETURN_IF_ERROR(
+        db.exec("INSERT INTO RANK_DEVICE_MAP SELECT row_number() OVER (ORDER BY deviceId) - 1, deviceId FROM "
+                "(SELECT DISTINCT deviceId FROM EMU_STEP WHERE jobId = " + j + ")"));
+  }
   auto n = db.query_i64("SELECT count(*) FROM STEP_TIME");
   if (!n.ok()) return n.status();
   return static_cast<uint64_t>(*n);
@@ -47,7 +55,7 @@ Result<uint64_t> write_steps(Db& db) {
 
 }  // namespace
 
-Result<FinalizeStats> ProfileWriter::finalize() {
+Result<FinalizeStats> ProfileWriter::finalize(int rank) {
   NPUKIT_RETURN_IF_ERROR(begin_batch());
   NPUKIT_RETURN_IF_ERROR(flush());
   FinalizeStats stats;
@@ -55,7 +63,7 @@ Result<FinalizeStats> ProfileWriter::finalize() {
   if (!orphans.ok()) return orphans.status();
   stats.orphan_launches = *orphans;
   NPUKIT_RETURN_IF_ERROR(fill_rank_sizes(db_));
-  auto steps = write_steps(db_);
+  auto steps = write_steps(db_, rank);
   if (!steps.ok()) return steps.status();
   stats.steps = *steps;
   auto overlap = overlap_from_tasks(db_);

@@ -103,8 +103,9 @@ class ProfileWriter {
   // EMU_RUN key = value (replaced when present; written in the current or a new transaction).
   Status set_run(std::string_view key, std::string_view value);
   // Derives OVERLAP_ANALYSIS, STEP_TIME, RANK_DEVICE_MAP and COMMUNICATION_OP.rankSize, builds
-  // the indexes, marks the recording complete and leaves one self-contained file.
-  Result<FinalizeStats> finalize();
+  // the indexes, marks the recording complete and leaves one self-contained file. `rank`: the
+  // rank of a one-rank database (-1: number the devices of the main job).
+  Result<FinalizeStats> finalize(int rank = -1);
 
   Db& db() { return db_; }
   uint64_t rows(Table table) const { return inserters_[static_cast<std::size_t>(table)].rows(); }

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -50,19 +51,40 @@ inline std::vector<std::string> lines_of(const std::string& text) {
   return out;
 }
 
-// The one PROF_*/msprof_*.db under `dir` ("" when there is none or several).
-inline std::string find_db(const std::string& dir) {
+// Every PROF_*/msprof_*.db under `dir`, in PROF_ number order (a recording's rank order).
+inline std::vector<std::string> find_dbs(const std::string& dir) {
   std::vector<std::string> found;
   for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
     std::string name = e.path().filename().string();
     if (name.rfind("msprof_", 0) == 0 && e.path().extension() == ".db") found.push_back(e.path().string());
   }
-  return found.size() == 1 ? found[0] : "";
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+// The first rank's database under `dir` ("" when there is none).
+inline std::string find_db(const std::string& dir) {
+  auto found = find_dbs(dir);
+  return found.empty() ? "" : found.front();
 }
 
 // Runs the sqlite3 CLI on `db` (list mode, '|' separators).
 inline CommandResult sqlite(const std::string& db, const std::string& sql) {
   return run_command("sqlite3 '" + db + "' \"" + sql + "\"");
+}
+
+// A one-number query over each database, summed (a count over a whole multi-rank recording).
+inline int64_t sqlite_sum(const std::vector<std::string>& dbs, const std::string& sql) {
+  int64_t total = 0;
+  for (const std::string& db : dbs) total += std::stoll(sqlite(db, sql).output);
+  return total;
+}
+
+// A query's output from each database, concatenated in rank order.
+inline std::string sqlite_each(const std::vector<std::string>& dbs, const std::string& sql) {
+  std::string out;
+  for (const std::string& db : dbs) out += sqlite(db, sql).output;
+  return out;
 }
 
 inline void expect_golden(const std::string& name, const std::string& actual) {
@@ -71,8 +93,9 @@ inline void expect_golden(const std::string& name, const std::string& actual) {
 
 // A workload recorded on its own fresh node (seed 7), once per test process.
 struct RecordedRun {
-  std::string dir;  // the -o directory
-  std::string db;
+  std::string dir;              // the -o directory
+  std::vector<std::string> dbs;  // one per rank, in rank order
+  std::string db;               // rank 0's
   CommandResult record;
 };
 
@@ -86,7 +109,8 @@ inline RecordedRun record_on_fresh_node(const std::string& tag, const std::strin
   run.dir = dirs.back()->str();
   run.record = run_command(prof() + " record -o " + run.dir + " --node-name " + nodes.back()->name() + " " + record_args +
                            " -- " + npu_run() + " " + workload_args);
-  run.db = find_db(run.dir);
+  run.dbs = find_dbs(run.dir);
+  run.db = run.dbs.empty() ? "" : run.dbs.front();
   return run;
 }
 

@@ -7,6 +7,7 @@
 
 #include "profiler/record/event_mapper.hpp"
 #include "profiler/store/profile_writer.hpp"
+#include "telemetry/comm_group.hpp"
 #include "telemetry/events.hpp"
 
 namespace npukit::testing {
@@ -39,11 +40,15 @@ class SyntheticBus {
     e.set_f64(2, flops);
     return e;
   }
+  // `group`: the communicator description (telemetry/comm_group.hpp), "" for none (an older
+  // producer's event). With a group the data type is fp16.
   tf::Event collective(int device, uint64_t ts, uint64_t dur, uint32_t stream, uint64_t task, uint64_t bytes,
-                       const std::string& op = "hcom_allReduce_") {
+                       const std::string& op = "hcom_allReduce_", const std::string& group = "") {
     tf::Event e = base(tf::EventType::kCollective, device, ts);
     e.name_id = id(op);
-    e.words = {dur, bytes, task, tf::pack_stream_pid(stream, 4242)};
+    e.aux_id = group.empty() ? 0 : id(group);
+    uint64_t c = group.empty() ? task : tf::pack_task_dtype(task, tf::hccl_dtype::kFp16);
+    e.words = {dur, bytes, c, tf::pack_stream_pid(stream, 4242)};
     return e;
   }
   tf::Event memcpy(int device, uint64_t ts, uint64_t dur, uint32_t stream, uint64_t task, uint64_t bytes, uint64_t kind) {

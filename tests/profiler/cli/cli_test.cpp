@@ -2,6 +2,8 @@
 // (profiler/cli/cli.hpp: 2 usage, 3 bad input, 4 no node, 5 the recorded command failed).
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "tests/profiler/prof_test_util.hpp"
 
 namespace npukit::testing {
@@ -133,12 +135,39 @@ TEST(Cli, SeveralRecordingsInOneDirectoryNeedAChoice) {
   auto r = run_command(prof() + " report " + dir.str());
   EXPECT_EQ(r.exit_code, 3);
   expect_one_line(r, "holds 2 recordings; name one");
-  int numbered = 0;
+  // Each recording is its ranks' trees (an idle node's: every device's), numbered on from the
+  // last; a recording is one timestamp and tag.
+  std::set<std::string> recordings;
+  int trees = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir.str())) {
     std::string name = e.path().filename().string();
-    numbered += name.rfind("PROF_000001_", 0) == 0 || name.rfind("PROF_000002_", 0) == 0;
+    recordings.insert(name.substr(12));
+    ++trees;
   }
-  EXPECT_EQ(numbered, 2);
+  EXPECT_EQ(recordings.size(), 2u);
+  EXPECT_EQ(trees, 16);
+  EXPECT_TRUE(std::filesystem::exists(dir / "PROF_000016_" + *recordings.rbegin()) ||
+              std::filesystem::exists(dir / "PROF_000016_" + *recordings.begin()));
+}
+
+TEST(Cli, RankNarrowsAMultiRankRecordingToOneRank) {
+  const RecordedRun& run = small_run();
+  auto all = run_command(prof() + " report " + run.dir);
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_NE(all.output.find("devices 0,1 "), std::string::npos) << all.output.substr(0, 400);
+  auto one = run_command(prof() + " report " + run.dir + " --rank 1 --format json");
+  ASSERT_EQ(one.exit_code, 0) << one.output;
+  auto j = nlohmann::json::parse(one.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << one.output;
+  EXPECT_EQ(j["header"]["tasks"], 51);
+  for (const auto& step : j["steps"]) EXPECT_EQ(step["device"], 1);
+  auto missing = run_command(prof() + " report " + run.dir + " --rank 7");
+  EXPECT_EQ(missing.exit_code, 3);
+  expect_one_line(missing, "no rank 7 in this recording (ranks: 0, 1)");
+  // One rank's PROF_ tree or database is a recording of that rank alone.
+  auto tree = run_command(prof() + " report " + std::filesystem::path(run.dbs[1]).parent_path().string() + " --format json");
+  ASSERT_EQ(tree.exit_code, 0) << tree.output;
+  EXPECT_EQ(nlohmann::json::parse(tree.output)["header"]["tasks"], 51);
 }
 
 }  // namespace

@@ -42,12 +42,17 @@ TEST(Kill, SigkilledRecorderLeavesAUsableDatabase) {
   ASSERT_EQ(::waitpid(recorder, &status, 0), recorder);
   ASSERT_TRUE(WIFSIGNALED(status));
 
-  EXPECT_EQ(sqlite(db, "PRAGMA integrity_check").output, "ok\n");
-  EXPECT_EQ(sqlite(db, "SELECT value FROM META_DATA WHERE name = 'RECORDING_STATE'").output, "recording\n");
-  auto tasks = std::stoll(sqlite(db, "SELECT count(*) FROM TASK").output);
+  // Every rank's database: intact, marked as still recording, consistent in what it committed
+  // (launches of tasks still running may lack their task).
+  std::vector<std::string> dbs = find_dbs(dir.str());
+  EXPECT_EQ(dbs.size(), 8u) << "one tree per rank of the 8-device run";
+  for (const std::string& rank_db : dbs) {
+    EXPECT_EQ(sqlite(rank_db, "PRAGMA integrity_check").output, "ok\n") << rank_db;
+    EXPECT_EQ(sqlite(rank_db, "SELECT value FROM META_DATA WHERE name = 'RECORDING_STATE'").output, "recording\n");
+    for (const std::string& v : invariant_violations(rank_db, false)) ADD_FAILURE() << rank_db << ": " << v;
+  }
+  auto tasks = sqlite_sum(dbs, "SELECT count(*) FROM TASK");
   EXPECT_GT(tasks, 2000);
-  // Everything committed is consistent (launches of tasks still running may lack their task).
-  for (const std::string& v : invariant_violations(db, false)) ADD_FAILURE() << v;
 
   auto report = run_command(prof() + " report " + dir.str());
   ASSERT_EQ(report.exit_code, 0) << report.output;

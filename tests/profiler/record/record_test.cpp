@@ -12,73 +12,89 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(Record, LayoutFollowsMsprof) {
+// One msprof PROF_ tree per rank: the two ranks of the workload (devices 0 and 1), the same
+// timestamp and tag, consecutive numbers, each with its own device_<id>/info.json.<id> and rank.
+TEST(Record, OnePROFTreePerRankAsAMultiRankCollection) {
   const RecordedRun& run = small_run();
   ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
-  ASSERT_FALSE(run.db.empty()) << run.record.output;
-  fs::path db(run.db);
-  std::string prof_dir = db.parent_path().filename().string();
-  EXPECT_TRUE(std::regex_match(prof_dir, std::regex(R"(PROF_\d{6}_\d{14}_[A-Z0-9]{8})"))) << prof_dir;
-  EXPECT_TRUE(std::regex_match(db.filename().string(), std::regex(R"(msprof_\d{14}\.db)"))) << db;
-  EXPECT_EQ(prof_dir.substr(12, 14), db.filename().string().substr(7, 14));
-  // The workload runs on devices 0 and 1: only they keep a device_<id> directory.
-  for (int d : {0, 1}) {
-    std::string info = read_file((db.parent_path() / ("device_" + std::to_string(d)) / ("info.json." + std::to_string(d))).string());
+  ASSERT_EQ(run.dbs.size(), 2u) << run.record.output;
+  std::string tail;
+  for (int rank = 0; rank < 2; ++rank) {
+    fs::path db(run.dbs[static_cast<std::size_t>(rank)]);
+    std::string prof_dir = db.parent_path().filename().string();
+    EXPECT_TRUE(std::regex_match(prof_dir, std::regex(R"(PROF_\d{6}_\d{14}_[A-Z0-9]{8})"))) << prof_dir;
+    EXPECT_TRUE(std::regex_match(db.filename().string(), std::regex(R"(msprof_\d{14}\.db)"))) << db;
+    EXPECT_EQ(prof_dir.substr(12, 14), db.filename().string().substr(7, 14));
+    if (rank == 0) tail = prof_dir.substr(12);
+    EXPECT_EQ(prof_dir.substr(12), tail) << "one recording: one timestamp and tag";
+    std::string d = std::to_string(rank);
+    std::string info = read_file((db.parent_path() / ("device_" + d) / ("info.json." + d)).string());
     auto j = nlohmann::json::parse(info, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << info;
-    EXPECT_EQ(j["rank_id"], d);
+    EXPECT_EQ(j["rank_id"], rank);
+    EXPECT_EQ(j["devices"], d);
     EXPECT_FALSE(j["hostUid"].get<std::string>().empty());
+    int devices = 0;
+    for (const auto& e : fs::directory_iterator(db.parent_path())) devices += e.path().filename().string().rfind("device_", 0) == 0;
+    EXPECT_EQ(devices, 1) << "a rank's tree holds its device only";
+    EXPECT_EQ(sqlite(db.string(), "SELECT rankId, deviceId FROM RANK_DEVICE_MAP").output, d + "|" + d + "\n");
+    EXPECT_EQ(sqlite(db.string(), "SELECT DISTINCT deviceId FROM TASK").output, d + "\n");
+    EXPECT_FALSE(fs::exists(db.string() + "-wal")) << "a finalized profile is one self-contained file";
   }
-  EXPECT_FALSE(fs::exists(db.parent_path() / "device_2"));
-  EXPECT_FALSE(fs::exists(run.db + "-wal")) << "a finalized profile is one self-contained file";
   EXPECT_NE(run.record.output.find("npu-prof: recorded "), std::string::npos);
+  EXPECT_NE(run.record.output.find(": 2 ranks ("), std::string::npos) << run.record.output;
 }
 
-TEST(Record, DatabaseSatisfiesEveryInvariant) {
+TEST(Record, EachRanksDatabaseSatisfiesEveryInvariantOnItsOwn) {
   const RecordedRun& run = small_run();
-  ASSERT_FALSE(run.db.empty()) << run.record.output;
-  for (const std::string& v : invariant_violations(run.db, true)) ADD_FAILURE() << v;
-  EXPECT_EQ(sqlite(run.db, "PRAGMA journal_mode").output, "delete\n");
+  ASSERT_EQ(run.dbs.size(), 2u) << run.record.output;
+  for (const std::string& db : run.dbs) {
+    for (const std::string& v : invariant_violations(db, true)) ADD_FAILURE() << db << ": " << v;
+    EXPECT_EQ(sqlite(db, "PRAGMA journal_mode").output, "delete\n");
+  }
 }
 
 TEST(Record, HoldsTasksLaunchesCollectivesStepsAndCounters) {
-  const std::string db = small_run().db;
-  ASSERT_FALSE(db.empty());
+  const RecordedRun& run = small_run();
+  ASSERT_EQ(run.dbs.size(), 2u) << run.record.output;
+  const std::vector<std::string>& dbs = run.dbs;
   // 3 steps x 2 ranks; kernels by core type; every task launched by a CANN_API row.
-  EXPECT_EQ(sqlite(db, "SELECT count(*) FROM EMU_STEP").output, "6\n");
-  EXPECT_EQ(sqlite(db, "SELECT count(*) FROM STEP_TIME").output, "3\n");
-  EXPECT_EQ(sqlite(db, "SELECT s.value, count(*) FROM TASK t JOIN STRING_IDS s ON s.id = t.taskType "
-                       "GROUP BY s.value ORDER BY s.value").output,
-            "AI_CORE|36\nAI_CPU|6\nAI_VECTOR_CORE|30\nCOMMUNICATION|24\nMEMCPY_ASYNC|6\n");
-  EXPECT_EQ(sqlite(db, "SELECT count(*) FROM TASK t JOIN CANN_API a ON a.connectionId = t.connectionId").output, "102\n");
-  // The msprof join of host API -> device task -> op info (reference 1.4).
-  EXPECT_EQ(sqlite(db, "SELECT DISTINCT n.value FROM CANN_API a JOIN TASK t ON t.connectionId = a.connectionId "
-                       "JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId JOIN STRING_IDS n ON n.id = c.opType "
-                       "WHERE a.type = 20000 ORDER BY 1").output,
-            "Add\nCumsum\nMatMulV2\nRelu\nReluGrad\n");
-  EXPECT_EQ(sqlite(db, "SELECT count(*) FROM COMMUNICATION_OP o JOIN CANN_API a ON a.connectionId = o.connectionId "
-                       "WHERE a.type = 5500").output, "24\n");
-  // The communicator reaches the data: group, size, algorithm, data type, count in elements
-  // (2 MiB of fp16 per rank), and each rank's place in the group.
-  EXPECT_EQ(sqlite(db, "SELECT DISTINCT g.value, o.rankSize, a.value, o.dataType, o.count FROM COMMUNICATION_OP o "
-                       "JOIN STRING_IDS g ON g.id = o.groupName JOIN STRING_IDS a ON a.id = o.algType").output,
-            "dp0|2|MESH|3|1048576\n");
-  EXPECT_EQ(sqlite(db, "SELECT deviceId, srcRank, linkType FROM COMMUNICATION_TASK_INFO i JOIN TASK t "
-                       "ON t.globalTaskId = i.globalTaskId GROUP BY deviceId ORDER BY deviceId").output,
-            "0|0|1\n1|1|1\n");
-  EXPECT_EQ(sqlite(db, "SELECT DISTINCT s.value FROM COMPUTE_TASK_INFO c JOIN STRING_IDS s ON s.id = c.inputShapes "
-                       "JOIN STRING_IDS o ON o.id = c.opType WHERE o.value = 'Cumsum'").output, "4096\n");
-  EXPECT_EQ(sqlite(db, "SELECT count(*) > 0 FROM MEMCPY_INFO WHERE memcpyOperation = 1").output, "1\n");
-  // Counter time series: clock, HBM in use, registry-named counters.
-  // (A recording this short may hold a single sample per device; AttachRecords... checks series.)
-  EXPECT_EQ(sqlite(db, "SELECT count(*) >= 8, min(freq) > 0 FROM AICORE_FREQ").output, "1|1\n");
-  EXPECT_EQ(sqlite(db, "SELECT count(*) > 0 FROM NPU_MEM WHERE hbm > 0").output, "1\n");
-  EXPECT_EQ(sqlite(db, "SELECT count(DISTINCT name) > 10 FROM EMU_COUNTER").output, "1\n");
-  EXPECT_EQ(sqlite(db, "SELECT group_concat(DISTINCT s.value) FROM EMU_COUNTER c JOIN STRING_IDS s ON s.id = c.name "
-                       "WHERE s.value IN ('npu_power_watts', 'npu_temperature_celsius') ORDER BY 1").output,
-            "npu_power_watts,npu_temperature_celsius\n");
-  EXPECT_EQ(sqlite(db, "SELECT value FROM EMU_RUN WHERE key = 'events_missed'").output, "0\n");
-  EXPECT_EQ(sqlite(db, "SELECT value FROM EMU_RUN WHERE key = 'mode'").output, "fast\n");
+  EXPECT_EQ(sqlite_sum(dbs, "SELECT count(*) FROM EMU_STEP"), 6);
+  EXPECT_EQ(sqlite_each(dbs, "SELECT count(*) FROM STEP_TIME"), "3\n3\n");
+  EXPECT_EQ(sqlite_each(dbs, "SELECT s.value, count(*) FROM TASK t JOIN STRING_IDS s ON s.id = t.taskType "
+                             "GROUP BY s.value ORDER BY s.value"),
+            "AI_CORE|18\nAI_CPU|3\nAI_VECTOR_CORE|15\nCOMMUNICATION|12\nMEMCPY_ASYNC|3\n"
+            "AI_CORE|18\nAI_CPU|3\nAI_VECTOR_CORE|15\nCOMMUNICATION|12\nMEMCPY_ASYNC|3\n");
+  EXPECT_EQ(sqlite_sum(dbs, "SELECT count(*) FROM TASK t JOIN CANN_API a ON a.connectionId = t.connectionId"), 102);
+  for (const std::string& db : dbs) {
+    // The msprof join of host API -> device task -> op info (reference 1.4), on each rank.
+    EXPECT_EQ(sqlite(db, "SELECT DISTINCT n.value FROM CANN_API a JOIN TASK t ON t.connectionId = a.connectionId "
+                         "JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId JOIN STRING_IDS n ON n.id = c.opType "
+                         "WHERE a.type = 20000 ORDER BY 1").output,
+              "Add\nCumsum\nMatMulV2\nRelu\nReluGrad\n");
+    EXPECT_EQ(sqlite(db, "SELECT count(*) FROM COMMUNICATION_OP o JOIN CANN_API a ON a.connectionId = o.connectionId "
+                         "WHERE a.type = 5500").output, "12\n");
+    // The communicator reaches the data: group, size, algorithm, data type, count in elements
+    // (2 MiB of fp16 per rank).
+    EXPECT_EQ(sqlite(db, "SELECT DISTINCT g.value, o.rankSize, a.value, o.dataType, o.count FROM COMMUNICATION_OP o "
+                         "JOIN STRING_IDS g ON g.id = o.groupName JOIN STRING_IDS a ON a.id = o.algType").output,
+              "dp0|2|MESH|3|1048576\n");
+    EXPECT_EQ(sqlite(db, "SELECT DISTINCT s.value FROM COMPUTE_TASK_INFO c JOIN STRING_IDS s ON s.id = c.inputShapes "
+                         "JOIN STRING_IDS o ON o.id = c.opType WHERE o.value = 'Cumsum'").output, "4096\n");
+    EXPECT_EQ(sqlite(db, "SELECT count(*) > 0 FROM MEMCPY_INFO WHERE memcpyOperation = 1").output, "1\n");
+    // Counter time series of this rank's device: clock, HBM in use, registry-named counters.
+    // (A recording this short may hold a single sample; AttachRecords... checks series.)
+    EXPECT_EQ(sqlite(db, "SELECT count(*) >= 1, min(freq) > 0, count(DISTINCT deviceId) FROM AICORE_FREQ").output, "1|1|1\n");
+    EXPECT_EQ(sqlite(db, "SELECT count(*) > 0 FROM NPU_MEM WHERE hbm > 0").output, "1\n");
+    EXPECT_EQ(sqlite(db, "SELECT count(DISTINCT name) > 10 FROM EMU_COUNTER").output, "1\n");
+    EXPECT_EQ(sqlite(db, "SELECT group_concat(DISTINCT s.value) FROM EMU_COUNTER c JOIN STRING_IDS s ON s.id = c.name "
+                         "WHERE s.value IN ('npu_power_watts', 'npu_temperature_celsius') ORDER BY 1").output,
+              "npu_power_watts,npu_temperature_celsius\n");
+    EXPECT_EQ(sqlite(db, "SELECT value FROM EMU_RUN WHERE key = 'events_missed'").output, "0\n");
+    EXPECT_EQ(sqlite(db, "SELECT value FROM EMU_RUN WHERE key = 'mode'").output, "fast\n");
+  }
+  // Each rank's place in the group, and the group's link.
+  EXPECT_EQ(sqlite_each(dbs, "SELECT DISTINCT srcRank, linkType FROM COMMUNICATION_TASK_INFO"), "0|1\n1|1\n");
 }
 
 TEST(Record, TimestampsAreUnixNanoseconds) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -38,15 +39,21 @@ double mesh_allreduce_seconds(double bytes, double n) {
 
 TEST(Groups, EveryCollectiveRecordsItsCommunicator) {
   const RecordedRun& run = dp2_tp2_run();
-  ASSERT_FALSE(run.db.empty()) << run.record.output;
-  // tp groups pair ranks (0,1) and (2,3); dp groups (0,2) and (1,3).
-  EXPECT_EQ(sqlite(run.db, "SELECT g.value, o.rankSize, group_concat(DISTINCT o.deviceId) FROM COMMUNICATION_OP o "
-                           "JOIN STRING_IDS g ON g.id = o.groupName GROUP BY g.value ORDER BY g.value").output,
-            "dp0|2|0,2\ndp1|2|1,3\ntp0|2|0,1\ntp1|2|2,3\n");
-  EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM COMMUNICATION_OP WHERE dataType != 3 OR rankSize != 2").output, "0\n");
+  ASSERT_EQ(run.dbs.size(), 4u) << run.record.output;
+  // tp groups pair ranks (0,1) and (2,3); dp groups (0,2) and (1,3): each rank's database names
+  // the two groups it is in.
+  EXPECT_EQ(sqlite_each(run.dbs, "SELECT DISTINCT o.deviceId, g.value, o.rankSize FROM COMMUNICATION_OP o "
+                                 "JOIN STRING_IDS g ON g.id = o.groupName ORDER BY g.value"),
+            "0|dp0|2\n0|tp0|2\n1|dp1|2\n1|tp0|2\n2|dp0|2\n2|tp1|2\n3|dp1|2\n3|tp1|2\n");
+  EXPECT_EQ(sqlite_sum(run.dbs, "SELECT count(*) FROM COMMUNICATION_OP WHERE dataType != 3 OR rankSize != 2"), 0);
   // Each op instance is one opName on both ranks of its group.
-  EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM (SELECT opName FROM COMMUNICATION_OP GROUP BY opName "
-                           "HAVING count(DISTINCT deviceId) != 2)").output, "0\n");
+  std::map<std::string, int> ranks_of;
+  for (const std::string& line : lines_of(sqlite_each(run.dbs, "SELECT DISTINCT s.value FROM COMMUNICATION_OP o "
+                                                               "JOIN STRING_IDS s ON s.id = o.opName"))) {
+    ++ranks_of[line];
+  }
+  EXPECT_EQ(ranks_of.size(), 56u) << "112 rank-level ops";
+  for (const auto& [name, n] : ranks_of) EXPECT_EQ(n, 2) << name;
 }
 
 TEST(Groups, BusbwPerGroupIsTheGroupsAndMatchesAlphaBeta) {

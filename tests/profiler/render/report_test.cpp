@@ -43,10 +43,12 @@ TEST(Report, GoldenStepFilteredText) {
   EXPECT_NE(out.find("Filter:     step 1"), std::string::npos);
 }
 
-TEST(Report, CsvFilesUseMsprofNamesAndHeaders) {
+// msprof writes its CSV files per rank: npu-prof writes each rank's into rank_<r>/ under -o
+// (or into each rank's PROF_ tree without -o).
+TEST(Report, CsvFilesUseMsprofNamesAndHeadersPerRank) {
   const RecordedRun& run = small_run();
   TempDir out("csv");
-  auto r = run_command(prof() + " report " + run.db + " --format csv -o " + out.str());
+  auto r = run_command(prof() + " report " + run.dir + " --format csv -o " + out.str());
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::string ts = std::filesystem::path(run.db).filename().string().substr(7, 14);
   const std::pair<std::string, std::string> files[] = {
@@ -61,22 +63,32 @@ TEST(Report, CsvFilesUseMsprofNamesAndHeaders) {
       {"step_trace_time.csv",
        "Device_id,Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,"
        "Communication(Not Overlapped and Exclude Receive),Preparing"}};
-  for (const auto& [name, header] : files) {
-    auto lines = lines_of(read_file(out / name));
-    ASSERT_FALSE(lines.empty()) << name << " missing; npu-prof said: " << r.output;
-    EXPECT_EQ(lines[0], header) << name;
-    EXPECT_NE(r.output.find(out / name), std::string::npos) << r.output;
+  std::string op_statistic;
+  for (const std::string rank : {"rank_0", "rank_1"}) {
+    std::string dir = out / rank;
+    for (const auto& [name, header] : files) {
+      std::string path = dir + "/" + name;
+      auto lines = lines_of(read_file(path));
+      ASSERT_FALSE(lines.empty()) << path << " missing; npu-prof said: " << r.output;
+      EXPECT_EQ(lines[0], header) << name;
+      EXPECT_NE(r.output.find(path), std::string::npos) << r.output;
+    }
+    EXPECT_EQ(lines_of(read_file(dir + "/op_summary_" + ts + ".csv")).size(), 1u + 51u);
+    EXPECT_EQ(lines_of(read_file(dir + "/step_trace_time.csv")).size(), 1u + 3u);
+    // Shapes with commas are quoted; start times are Unix us with ns decimals.
+    std::string summary = read_file(dir + "/op_summary_" + ts + ".csv");
+    EXPECT_NE(summary.find(",\"2048,1024;1024,1024\",FLOAT16;FLOAT16,ND;ND,"), std::string::npos);
+    std::string stats = read_file(dir + "/op_statistic_" + ts + ".csv");
+    op_statistic += op_statistic.empty() ? stats : stats.substr(stats.find('\n') + 1);
   }
-  EXPECT_EQ(lines_of(read_file(out / ("op_summary_" + ts + ".csv"))).size(), 1u + 102u);
-  EXPECT_EQ(lines_of(read_file(out / "step_trace_time.csv")).size(), 1u + 6u);
-  // Shapes with commas are quoted; start times are Unix us with ns decimals.
-  std::string summary = read_file(out / ("op_summary_" + ts + ".csv"));
-  EXPECT_NE(summary.find(",\"2048,1024;1024,1024\",FLOAT16;FLOAT16,ND;ND,"), std::string::npos);
-  expect_golden("small-train.op_statistic.csv", read_file(out / ("op_statistic_" + ts + ".csv")));
-  // Without -o the files go where msprof puts them.
+  expect_golden("small-train.op_statistic.csv", op_statistic);
+  // Without -o the files go where msprof puts them: each rank's PROF_ tree.
   auto def = run_command(prof() + " report " + run.dir + " --format csv");
   ASSERT_EQ(def.exit_code, 0) << def.output;
-  EXPECT_NE(def.output.find("/mindstudio_profiler_output/op_summary_" + ts + ".csv"), std::string::npos) << def.output;
+  for (const std::string& db : run.dbs) {
+    std::string dir = std::filesystem::path(db).parent_path().string();
+    EXPECT_NE(def.output.find(dir + "/mindstudio_profiler_output/op_summary_" + ts + ".csv"), std::string::npos) << def.output;
+  }
 }
 
 TEST(Report, JsonHasEverySectionWithUnitsInKeys) {

@@ -1,0 +1,96 @@
+// Merging the per-rank databases of one recording (prof_layout.hpp) into one ProfileData: each
+// rank's STRING_IDS ids are mapped onto one shared table, so an op type, a group or a task type
+// is the same id on every rank; node-level events, which every rank's database holds, are taken
+// once.
+#include "profiler/analyze/merge.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace npukit::prof {
+
+namespace {
+
+class StringMerger {
+ public:
+  explicit StringMerger(std::vector<std::string>& merged) : merged_(merged) {
+    for (std::size_t i = 0; i < merged_.size(); ++i) ids_.emplace(merged_[i], static_cast<int64_t>(i));
+  }
+  // The merged id of each of `part`'s ids.
+  std::vector<int64_t> map(const std::vector<std::string>& part) {
+    std::vector<int64_t> out(part.size());
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      auto [it, fresh] = ids_.try_emplace(part[i], static_cast<int64_t>(merged_.size()));
+      if (fresh) merged_.push_back(part[i]);
+      out[i] = it->second;
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::string>& merged_;
+  std::unordered_map<std::string, int64_t> ids_;
+};
+
+void remap(int64_t& id, const std::vector<int64_t>& to) {
+  if (id >= 0 && static_cast<std::size_t>(id) < to.size()) id = to[static_cast<std::size_t>(id)];
+}
+
+void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t>& ids, bool first) {
+  for (TaskRecord& t : part.tasks) {
+    for (int64_t* f : {&t.task_type, &t.name, &t.op_type, &t.shapes, &t.dtypes, &t.formats}) remap(*f, ids);
+    into.tasks.push_back(t);
+  }
+  for (CollectiveRecord& c : part.collectives) {
+    for (int64_t* f : {&c.op_name, &c.op_type, &c.group}) remap(*f, ids);
+    into.collectives.push_back(c);
+  }
+  for (LaunchRecord& l : part.launches) {
+    remap(l.name, ids);
+    into.launches.push_back(l);
+  }
+  into.steps.insert(into.steps.end(), part.steps.begin(), part.steps.end());
+  into.overlap.insert(part.overlap.begin(), part.overlap.end());
+  into.memory.insert(into.memory.end(), part.memory.begin(), part.memory.end());
+  into.counters.insert(into.counters.end(), part.counters.begin(), part.counters.end());
+  into.npu_names.insert(part.npu_names.begin(), part.npu_names.end());
+  for (NodeEvent& e : part.events) {
+    if (first || e.device >= 0) into.events.push_back(std::move(e));  // node-level: in every rank's database
+  }
+  into.alloc_events += part.alloc_events;
+  into.session_start = first ? part.session_start : std::min(into.session_start, part.session_start);
+  into.session_end = first ? part.session_end : std::max(into.session_end, part.session_end);
+  into.complete = (first || into.complete) && part.complete;
+  if (!into.main_job) into.main_job = part.main_job;
+}
+
+}  // namespace
+
+ProfileData merge_ranks(std::vector<ProfileData> parts, std::string path) {
+  if (parts.size() == 1) return std::move(parts.front());
+  ProfileData out;
+  out.db_path = std::move(path);
+  out.ranks = static_cast<int>(parts.size());
+  StringMerger strings(out.strings);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    ProfileData& part = parts[i];
+    if (i == 0) out.meta = part.meta, out.run = part.run;
+    append_part(out, part, strings.map(part.strings), i == 0);
+  }
+  // One order for every consumer: by start, then device; tasks keep "by globalTaskId" order by
+  // being renumbered in it (each rank's ids start at 0).
+  std::stable_sort(out.tasks.begin(), out.tasks.end(), [](const TaskRecord& a, const TaskRecord& b) {
+    return std::tie(a.start, a.device) < std::tie(b.start, b.device);
+  });
+  for (std::size_t i = 0; i < out.tasks.size(); ++i) out.tasks[i].global_task_id = static_cast<int64_t>(i);
+  std::stable_sort(out.steps.begin(), out.steps.end(), [](const StepWindow& a, const StepWindow& b) {
+    return std::tie(a.step, a.device) < std::tie(b.step, b.device);
+  });
+  std::stable_sort(out.events.begin(), out.events.end(), [](const NodeEvent& a, const NodeEvent& b) { return a.ts < b.ts; });
+  std::stable_sort(out.launches.begin(), out.launches.end(), [](const LaunchRecord& a, const LaunchRecord& b) {
+    return std::tie(a.start, a.connection_id) < std::tie(b.start, b.connection_id);
+  });
+  return out;
+}
+
+}  // namespace npukit::prof

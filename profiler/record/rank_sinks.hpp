@@ -1,0 +1,73 @@
+// RankSinks: where a recording goes, one msprof PROF_ tree per rank (prof_layout.hpp). Each
+// device of the node gets its own database, event mapper and counter sampler; a device's events
+// go to its database, node-level events (jobs, the node's markers) to every database, so each
+// one is a whole msprof profile of its rank.
+//
+// Ranks: a job_started event lists the job's devices by rank; a device's rank is its place in
+// the first job that used it (its device id when no job said). At finalize, trees of devices that
+// ran no task are removed (unless none did), and every database is finalized, in parallel.
+//
+// Thread-safety: one thread owns the sinks (finalize() uses worker threads internally).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "profiler/record/counter_sampler.hpp"
+#include "profiler/record/event_mapper.hpp"
+#include "profiler/store/prof_layout.hpp"
+#include "profiler/store/profile_writer.hpp"
+
+namespace npukit::prof {
+
+struct RankSink {
+  int device = 0;
+  ProfPaths paths;
+  std::unique_ptr<ProfileWriter> writer;
+  std::unique_ptr<EventMapper> mapper;  // both write through `writer`
+  std::unique_ptr<CounterSampler> sampler;
+};
+
+struct RankSinkOptions {
+  std::string out_dir;
+  int devices = 0;
+  int64_t realtime_ns = 0;       // names the PROF_ trees
+  int64_t session_start_ns = 0;  // opens each SESSION_TIME_INFO
+  int64_t clock_base_ns = 0;     // bus time -> Unix ns
+  int64_t link_type = 1;         // ENUM_HCCL_LINK_TYPE of collectives without a communicator
+};
+
+class RankSinks {
+ public:
+  static Result<RankSinks> create(const RankSinkOptions& options, EventMapper::Resolver resolver);
+
+  Status begin_batch();
+  Status commit_batch();
+  Status set_run(std::string_view key, std::string_view value);
+  Status insert_every(Table table, std::initializer_list<SqlValue> values);
+  Status map(const telemetry::Event& e);
+  Status describe(const telemetry::Snapshot& s);
+  Status sample(const telemetry::Snapshot& s);
+  uint64_t samples() const;
+  // Finalizes every database; returns the summed stats. Afterwards sinks() are the kept ranks.
+  Result<FinalizeStats> finalize(const std::string& host_uid);
+
+  std::vector<RankSink>& sinks() { return sinks_; }
+  int rank_of(int device) const;
+
+ private:
+  RankSinks() = default;
+  Status note_job(const telemetry::Event& e);
+  Status drop_idle_ranks();
+
+  EventMapper::Resolver resolve_;
+  std::vector<RankSink> sinks_;     // by device
+  std::map<int, int> ranks_;        // device -> rank, from job_started events
+};
+
+}  // namespace npukit::prof
