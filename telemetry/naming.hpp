@@ -27,6 +27,10 @@ inline constexpr std::size_t kMaxNodeNameLength = 48;
 Status validate_node_name(std::string_view node);
 // $NPU_NODE when set and non-empty, else "npukit" (not validated: callers validate).
 std::string node_name_from_env();
+// Set by `npu-prof record` in the environment of the command it wraps, to the node it records:
+// a tool that would run work where the recorder cannot see it (a node inside its own process)
+// refuses instead of leaving a profile of something else.
+inline constexpr const char* kRecorderNodeEnv = "NPUKIT_RECORDING_NODE";
 // "/npukit-<node>" (the name given to shm_open).
 std::string shm_name(std::string_view node);
 // The default control socket path for `node` (see above).

@@ -143,7 +143,7 @@ Status Recording::start_command() {
     deadline_ = Clock::now() + o_.duration;
     return Status::Ok();
   }
-  auto child = ChildProcess::spawn(o_.command, {"NPU_NODE=" + o_.node});
+  auto child = ChildProcess::spawn(o_.command, {"NPU_NODE=" + o_.node, std::string(tf::kRecorderNodeEnv) + "=" + o_.node});
   if (!child.ok()) return child.status();
   child_.emplace(std::move(*child));
   return Status::Ok();

@@ -1,5 +1,6 @@
 // npu-run: run a workload on the emulated node. Exit codes in workloads/run.hpp.
 #include <csignal>
+#include <cstdlib>
 
 #include <CLI/CLI.hpp>
 
@@ -72,6 +73,20 @@ std::unique_ptr<work::JobBackend> open_backend(const Args& a, int& exit_code) {
   return nullptr;
 }
 
+// Under `npu-prof record` a node inside this process would run unseen: the recorder reads the
+// node it was pointed at, so the profile would hold something else. One line and a usage error.
+bool refuse_in_process_under_recorder(const Args& a) {
+  const char* recorded = std::getenv(npukit::telemetry::kRecorderNodeEnv);
+  bool in_process = a.standalone || a.name == "mlp-train";
+  if (recorded == nullptr || *recorded == '\0' || !in_process) return false;
+  std::fprintf(stderr,
+               "npu-run: %s runs on a node inside npu-run, which npu-prof record cannot see (it records node "
+               "'%s'); %s\n",
+               a.standalone ? "--standalone" : "mlp-train", recorded,
+               a.standalone ? "drop --standalone to run the workload on that node" : "record another workload");
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,6 +103,7 @@ int main(int argc, char** argv) {
     std::printf("mlp-train\n");
     return a.list ? 0 : work::kExitUsage;
   }
+  if (refuse_in_process_under_recorder(a)) return work::kExitUsage;
   if (a.name == "mlp-train") return work::run_mlp_train(a.steps > 0 ? static_cast<int>(a.steps) : 50, a.seed, a.spec, stdout, stderr);
   auto w = work::load_workload(a.name);
   if (!w.ok()) {

@@ -126,6 +126,31 @@ TEST(Cli, CommandThatCannotRunOrFails) {
   EXPECT_EQ(run_command(prof() + " report " + (dir / "b")).exit_code, 0);
 }
 
+// npu-run --standalone (and mlp-train) run on a node inside npu-run, which the recorder cannot
+// see: under npu-prof record they refuse with one line instead of leaving a profile of the idle
+// node the recorder watched.
+TEST(Cli, RecordRefusesWorkThatWouldRunOutOfItsSight) {
+  ScopedNode node("wrap");
+  TempDir dir("wrap");
+  const std::pair<std::string, std::string> cases[] = {
+      {data_path("small-train.json") + " --standalone --fast",
+       "npu-run: --standalone runs on a node inside npu-run, which npu-prof record cannot see (it records node '" +
+           node.name() + "'); drop --standalone to run the workload on that node"},
+      {"mlp-train --steps 2", "npu-run: mlp-train runs on a node inside npu-run, which npu-prof record cannot see"}};
+  int n = 0;
+  for (const auto& [args, line] : cases) {
+    std::string out = dir / ("r" + std::to_string(n++));
+    auto r = run_command(prof() + " record -o " + out + " --node-name " + node.name() + " -- " + npu_run() + " " + args);
+    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_NE(r.output.find(line), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("the recorded command exited with status 2"), std::string::npos) << r.output;
+    EXPECT_EQ(sqlite_sum(find_dbs(out), "SELECT count(*) FROM TASK"), 0) << "nothing else was recorded";
+  }
+  // Outside a recorder --standalone runs as before.
+  auto plain = run_command(npu_run() + " " + data_path("small-train.json") + " --standalone --fast --steps 1");
+  EXPECT_EQ(plain.exit_code, 0) << plain.output;
+}
+
 TEST(Cli, SeveralRecordingsInOneDirectoryNeedAChoice) {
   ScopedNode node("two");
   TempDir dir("two");
