@@ -8,8 +8,9 @@ namespace {
 constexpr EventTypeDef kEventTypes[] = {
     {EventType::kMarker, "marker", "name: text; a..d: free for the producer"},
     {EventType::kKernel, "kernel",
-     "ts: start; name: NPU kernel (op type, e.g. MatMulV2); aux: \"<framework op>|<input shapes>|<input dtypes>\" "
-     "(msprof spelling: \"4096,4096;4096,4096|FLOAT16;FLOAT16\"); a: duration ns; b: stream | pid << 32; "
+     "ts: start; name: NPU kernel (op type, e.g. MatMulV2); aux: \"<framework op>|<input shapes>|<input dtypes>|"
+     "<output shapes>|<output dtypes>|<static|dynamic>|<HF32 YES|NO>\" (msprof spelling: "
+     "\"aten::mm|4096,4096;4096,4096|FLOAT16;FLOAT16|4096,4096|FLOAT16|static|NO\"); a: duration ns; b: stream | pid << 32; "
      "c: flops (f64); d: unit (0 cube, 1 vector, 2 AI CPU) | task id << 8 | cores << 56"},
     {EventType::kMemcpy, "memcpy",
      "ts: start; a: duration ns; b: bytes; c: kind (0 H2D, 1 D2H, 2 D2D) | task id << 8; d: stream | pid << 32"},

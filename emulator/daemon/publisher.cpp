@@ -134,8 +134,7 @@ void Publisher::record_at(tf::EventType type, int device, Nanos ts, const std::s
 uint32_t Publisher::descriptor_string(uint32_t descriptor) {
   auto it = descriptor_ids_.find(descriptor);
   if (it != descriptor_ids_.end()) return it->second;
-  OpDescriptor d = op_descriptor(descriptor);
-  uint32_t id = intern(d.op + "|" + d.shapes + "|" + d.dtypes);
+  uint32_t id = intern(op_descriptor(descriptor).bus_text());
   descriptor_ids_.emplace(descriptor, id);
   return id;
 }

@@ -30,14 +30,28 @@ std::string msprof_dtype(DType t) {
 
 }  // namespace
 
-uint32_t intern_op_descriptor(const std::string& op, const std::vector<TensorDesc>& inputs) {
+std::string OpDescriptor::bus_text() const {
+  return op + "|" + shapes + "|" + dtypes + "|" + out_shapes + "|" + out_dtypes + "|" + state + "|" + hf32;
+}
+
+uint32_t intern_op_descriptor(const std::string& op, const std::vector<TensorDesc>& inputs,
+                              const std::vector<TensorDesc>& outputs, bool cube) {
   OpDescriptor d;
   d.op = op;
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    d.shapes += (i ? ";" : "") + shape_str(inputs[i].shape);
-    d.dtypes += (i ? ";" : "") + msprof_dtype(inputs[i].dtype);
-  }
-  std::string key = d.op + '\x1f' + d.shapes + '\x1f' + d.dtypes;
+  bool dynamic = false, fp32 = !inputs.empty();
+  auto list = [&dynamic](const std::vector<TensorDesc>& tensors, std::string& shapes, std::string& dtypes) {
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+      shapes += (i ? ";" : "") + shape_str(tensors[i].shape);
+      dtypes += (i ? ";" : "") + msprof_dtype(tensors[i].dtype);
+      dynamic = dynamic || std::any_of(tensors[i].shape.begin(), tensors[i].shape.end(), [](int64_t x) { return x < 0; });
+    }
+  };
+  list(inputs, d.shapes, d.dtypes);
+  list(outputs, d.out_shapes, d.out_dtypes);
+  for (const TensorDesc& t : inputs) fp32 = fp32 && t.dtype == DType::kFloat32;
+  d.state = dynamic ? "dynamic" : "static";
+  d.hf32 = cube && fp32 ? "YES" : "NO";
+  std::string key = d.bus_text();
   Table& t = table();
   std::lock_guard lock(t.mu);
   auto [it, inserted] = t.index.emplace(key, static_cast<uint32_t>(t.list.size()));

@@ -157,7 +157,7 @@ Result<PreparedKernel> Context::prepare(const std::string& op, const std::vector
   p.attrs = attrs;
   p.cost = resolved->cost;
   p.block_dim = block_dim;
-  p.descriptor = intern_op_descriptor(op, inputs);
+  p.descriptor = intern_op_descriptor(op, inputs, p.outputs, p.kernel->unit == Unit::kCube);
   DType dtype = inputs.empty() ? DType::kFloat32 : inputs.front().dtype;
   p.timing = time_kernel(node_.device(device_).spec(), p.kernel->unit, dtype, p.cost, block_dim);
   return p;

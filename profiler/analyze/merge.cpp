@@ -38,7 +38,10 @@ void remap(int64_t& id, const std::vector<int64_t>& to) {
 
 void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t>& ids, bool first) {
   for (TaskRecord& t : part.tasks) {
-    for (int64_t* f : {&t.task_type, &t.name, &t.op_type, &t.shapes, &t.dtypes, &t.formats}) remap(*f, ids);
+    for (int64_t* f : {&t.task_type, &t.name, &t.op_type, &t.shapes, &t.dtypes, &t.formats, &t.out_shapes,
+                       &t.out_dtypes, &t.out_formats, &t.state, &t.hf32}) {
+      remap(*f, ids);
+    }
     into.tasks.push_back(t);
   }
   for (CollectiveRecord& c : part.collectives) {

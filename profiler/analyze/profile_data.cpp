@@ -117,7 +117,8 @@ Status load_tasks(Db& db, ProfileData& p) {
   NPUKIT_RETURN_IF_ERROR(q->status());
   auto by_gid = [](const TaskRecord& a, const TaskRecord& b) { return a.global_task_id < b.global_task_id; };
   if (!std::is_sorted(p.tasks.begin(), p.tasks.end(), by_gid)) std::sort(p.tasks.begin(), p.tasks.end(), by_gid);
-  auto c = db.prepare("SELECT globalTaskId, name, opType, inputShapes, inputDataTypes, inputFormats, blockNum "
+  auto c = db.prepare("SELECT globalTaskId, name, opType, inputShapes, inputDataTypes, inputFormats, blockNum, "
+                      "outputShapes, outputDataTypes, outputFormats, opState, hf32Eligible "
                       "FROM COMPUTE_TASK_INFO ORDER BY globalTaskId");
   if (!c.ok()) return c.status();
   std::size_t at = 0;
@@ -128,6 +129,8 @@ Status load_tasks(Db& db, ProfileData& p) {
     TaskRecord& t = p.tasks[at];
     t.name = c->i64(1), t.op_type = c->i64(2), t.shapes = c->i64(3), t.dtypes = c->i64(4), t.formats = c->i64(5);
     t.block_num = c->i64(6);
+    t.out_shapes = c->i64(7), t.out_dtypes = c->i64(8), t.out_formats = c->i64(9), t.state = c->i64(10);
+    t.hf32 = c->i64(11);
   }
   NPUKIT_RETURN_IF_ERROR(c->status());
   return load_flops(db, p);

@@ -32,6 +32,11 @@ struct TaskRecord {
   int64_t shapes = -1;
   int64_t dtypes = -1;
   int64_t formats = -1;
+  int64_t out_shapes = -1;
+  int64_t out_dtypes = -1;
+  int64_t out_formats = -1;
+  int64_t state = -1;  // OP State: "static" / "dynamic" ("N/A" from older recordings)
+  int64_t hf32 = -1;   // HF32 Eligible: "YES" / "NO"
   int64_t block_num = 0;
   double flops = 0;
   int64_t duration() const { return end - start; }

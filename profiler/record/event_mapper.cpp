@@ -68,15 +68,23 @@ Result<const EventMapper::Descriptor*> EventMapper::descriptor(uint32_t bus_id) 
     if (!r.ok()) return r.status();
     text = std::move(*r);
   }
-  // "<framework op>|<input shapes>|<input dtypes>"
-  std::size_t a = text.find('|');
-  std::size_t b = a == std::string::npos ? std::string::npos : text.find('|', a + 1);
-  std::string op = text.substr(0, a);
-  std::string shapes = a == std::string::npos ? "N/A" : text.substr(a + 1, b == std::string::npos ? b : b - a - 1);
-  std::string dtypes = b == std::string::npos ? "N/A" : text.substr(b + 1);
+  // "<op>|<in shapes>|<in dtypes>|<out shapes>|<out dtypes>|<state>|<hf32>" (older producers
+  // stop after the input dtypes: the rest is N/A).
+  std::vector<std::string> f;
+  for (std::size_t pos = 0; f.size() < 7;) {
+    std::size_t bar = text.find('|', pos);
+    f.push_back(text.substr(pos, bar == std::string::npos ? bar : bar - pos));
+    if (bar == std::string::npos) break;
+    pos = bar + 1;
+  }
+  f.resize(7, "N/A");
+  if (f[0].empty()) f[0] = "N/A";
+  auto formats = [](const std::string& shapes) { return shapes == "N/A" ? shapes : formats_for(shapes); };
   Descriptor d;
-  for (auto [slot, value] : {std::pair{&d.name, op.empty() ? std::string("N/A") : op}, std::pair{&d.shapes, shapes},
-                             std::pair{&d.dtypes, dtypes}, std::pair{&d.formats, shapes == "N/A" ? shapes : formats_for(shapes)}}) {
+  std::pair<int64_t*, std::string> fields[] = {{&d.name, f[0]},       {&d.shapes, f[1]},        {&d.dtypes, f[2]},
+                                               {&d.formats, formats(f[1])}, {&d.out_shapes, f[3]},  {&d.out_dtypes, f[4]},
+                                               {&d.out_formats, formats(f[3])}, {&d.state, f[5]}, {&d.hf32, f[6]}};
+  for (auto& [slot, value] : fields) {
     auto id = w_.intern(value);
     if (!id.ok()) return id.status();
     *slot = *id;
@@ -132,7 +140,7 @@ Status EventMapper::kernel(const tf::Event& e) {
   int64_t na = ids_.na;
   NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kComputeTaskInfo,
                                    {x.name, *gid, i64(d >> 56), int64_t{0}, type, *op_type, x.formats, x.dtypes,
-                                    x.shapes, na, na, na, na, na, na, na, na}));
+                                    x.shapes, x.out_formats, x.out_dtypes, x.out_shapes, na, x.state, x.hf32, na, na}));
   return w_.insert(Table::kTaskPmuInfo, {*gid, ids_.flops, e.f64(2)});
 }
 

@@ -2,8 +2,9 @@
 // into rows of the profile database. The one place that knows both sides.
 //
 //   kernel      -> TASK (taskType AI_CORE / AI_VECTOR_CORE / AI_CPU by unit) + COMPUTE_TASK_INFO
-//                  (name = framework op, opType = NPU kernel, shapes/dtypes from the event's aux,
-//                  formats ND per input) + TASK_PMU_INFO "flops"
+//                  (name = framework op, opType = NPU kernel, input and output shapes/dtypes, OP
+//                  State and HF32 eligibility from the event's aux, formats ND per tensor; "N/A"
+//                  for what an older producer's aux lacks) + TASK_PMU_INFO "flops"
 //   memcpy      -> TASK (MEMCPY_ASYNC) + MEMCPY_INFO
 //   collective  -> TASK (COMMUNICATION) + COMMUNICATION_OP + COMMUNICATION_TASK_INFO, with the
 //                  communicator the event names (telemetry/comm_group.hpp): groupName, rankSize,
@@ -56,8 +57,9 @@ class EventMapper {
   int64_t last_ts_ns() const { return last_ts_; }
 
  private:
-  struct Descriptor {
+  struct Descriptor {  // STRING_IDS of a kernel's op fields
     int64_t name = 0, shapes = 0, dtypes = 0, formats = 0;
+    int64_t out_shapes = 0, out_dtypes = 0, out_formats = 0, state = 0, hf32 = 0;
   };
   struct Launch {
     int64_t name = 0, type = 0;

@@ -60,10 +60,15 @@ Status op_summary(const fs::path& path, const ProfileData& d, const std::vector<
     bool kernel = t.op_type >= 0;
     const std::string& type = d.str(t.task_type);
     std::string na = "N/A";
-    f.row({std::to_string(t.device), none, std::to_string(t.task_id), std::to_string(t.stream),
-           kernel ? d.str(t.name) : type, kernel ? d.str(t.op_type) : type, na, type, ns_to_us(t.start),
-           ns_to_us(t.duration()), ns_to_us(waits[i]), std::to_string(t.block_num), na, "0",
-           kernel ? d.str(t.shapes) : na, kernel ? d.str(t.dtypes) : na, kernel ? d.str(t.formats) : na, na, na, na, none});
+    // Kernels carry their op fields; copies and collectives have none (N/A, as msprof prints).
+    auto op_field = [&](int64_t id) { return kernel && id >= 0 ? d.str(id) : na; };
+    // msprof shows communication ops without a task or stream id.
+    bool comm = type == "COMMUNICATION";
+    f.row({std::to_string(t.device), none, comm ? na : std::to_string(t.task_id), comm ? na : std::to_string(t.stream),
+           kernel ? d.str(t.name) : type, kernel ? d.str(t.op_type) : type, op_field(t.state), type, ns_to_us(t.start),
+           ns_to_us(t.duration()), ns_to_us(waits[i]), std::to_string(t.block_num), op_field(t.hf32), "0",
+           op_field(t.shapes), op_field(t.dtypes), op_field(t.formats), op_field(t.out_shapes), op_field(t.out_dtypes),
+           op_field(t.out_formats), none});
   }
   return f.close();
 }

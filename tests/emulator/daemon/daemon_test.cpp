@@ -231,7 +231,7 @@ TEST(Daemon, TaskEventsCarryWhatAProfilerNeeds) {
   const auto& k = kernels[0];
   EXPECT_EQ(k.device, 1);
   EXPECT_EQ(*(*cursor)->resolve(k.name_id), "MatMulV2");
-  EXPECT_EQ(*(*cursor)->resolve(k.aux_id), "aten::mm|256,512;512,128|FLOAT16;FLOAT16");
+  EXPECT_EQ(*(*cursor)->resolve(k.aux_id), "aten::mm|256,512;512,128|FLOAT16;FLOAT16|256,128|FLOAT16|static|NO");
   EXPECT_EQ(telemetry::unpack_pid(k.words[1]), static_cast<uint32_t>(getpid()));
   uint64_t task_id = k.words[3] >> 8 & ((1ull << 48) - 1);
   bool linked = false;

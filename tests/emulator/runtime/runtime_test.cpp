@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "emulator/kernels/op_descriptor.hpp"
 #include "tests/emulator/test_util.hpp"
 
 namespace npukit::emu {
@@ -274,6 +275,28 @@ TEST(Runtime, CountersAccumulateBusyTime) {
   EXPECT_EQ(c.aicore_busy_core_ns, c.cube_busy_core_ns);
   EXPECT_EQ(c.kernels_total, 1u);
   EXPECT_DOUBLE_EQ(c.flops_total, 2.0 * 2048 * 2048 * 2048);
+}
+
+// What profilers are told of a prepared kernel: outputs, the shape mode (a dim unknown at launch
+// makes an op dynamic, as NonZero's data-dependent output is), HF32 eligibility (cube kernels on
+// FLOAT inputs).
+TEST(Runtime, OpDescriptorsCarryOutputsShapeModeAndHf32) {
+  auto node = make_node({});
+  Context& ctx = make_context(*node, 0);
+  auto mm32 = ctx.prepare("matmul", {fp32({64, 32}), fp32({32, 16})});
+  ASSERT_TRUE(mm32.ok()) << mm32.status().message();
+  OpDescriptor d = op_descriptor(mm32->descriptor);
+  EXPECT_EQ(d.bus_text(), "matmul|64,32;32,16|FLOAT;FLOAT|64,16|FLOAT|static|YES");
+  auto mm16 = ctx.prepare("matmul", {fp16({64, 32}), fp16({32, 16})});
+  ASSERT_TRUE(mm16.ok());
+  EXPECT_EQ(op_descriptor(mm16->descriptor).hf32, "NO");
+  auto add32 = ctx.prepare("aten::add", {fp32({8}), fp32({8})});
+  ASSERT_TRUE(add32.ok());
+  EXPECT_EQ(op_descriptor(add32->descriptor).hf32, "NO") << "a vector kernel is never HF32-eligible";
+  auto nonzero = ctx.prepare("aten::nonzero", {fp32({128})});
+  ASSERT_TRUE(nonzero.ok()) << nonzero.status().message();
+  OpDescriptor z = op_descriptor(nonzero->descriptor);
+  EXPECT_EQ(z.state, "dynamic") << z.bus_text();
 }
 
 }  // namespace
