@@ -47,9 +47,10 @@ constexpr EventTypeDef kEventTypes[] = {
      "ts: step start; name: job name; device: the rank's device; a: job id; b: step index (0-based); "
      "c: duration ns; d: pid"},
     {EventType::kLaunch, "launch",
-     "ts: when the host queued the task; name: what was launched (framework op, \"memcpy\", or the "
-     "collective's op type); a: task id (the connection id of the task's kernel/memcpy/collective "
-     "event); b: stream | pid << 32"},
+     "ts: when the host call that queued the task began; name: what was launched (framework op, "
+     "\"memcpy\", or the collective's op type); a: task id (the connection id of the task's "
+     "kernel/memcpy/collective event); b: stream | pid << 32; c: the call's duration ns (the task "
+     "reaches the device when it returns)"},
 };
 
 }  // namespace

@@ -156,11 +156,11 @@ void Publisher::on_task_enqueued(const TaskRecord& r) {
   tf::Event e;
   e.type = tf::EventType::kLaunch;
   e.device = r.device;
-  e.ts_ns = static_cast<uint64_t>(r.enqueued);
+  e.ts_ns = static_cast<uint64_t>(r.host_start);
   if (r.kind == TaskKind::kKernel) e.name_id = intern(op_descriptor(r.descriptor).op);
   else if (r.kind == TaskKind::kMemcpy) e.name_id = intern("memcpy");
   else if (r.label != nullptr) e.name_id = intern(r.label);
-  e.words = {r.id, tf::pack_stream_pid(r.stream, r.pid), 0, 0};
+  e.words = {r.id, tf::pack_stream_pid(r.stream, r.pid), static_cast<uint64_t>(r.enqueued - r.host_start), 0};
   writer_.record(e);
 }
 

@@ -49,7 +49,8 @@ uint32_t Engine::add_payload(std::function<Status()> work) {
 
 void Engine::enqueue(Task task) {
   task.id = next_task_id_++;
-  task.enqueued_at = scheduler_.now();
+  task.enqueued_at = std::max(scheduler_.now(), task.ready_at);
+  if (task.host_start == 0 || task.host_start > task.enqueued_at) task.host_start = task.enqueued_at;
   uint32_t s = task.stream;
   if (!observers_.empty() && task.kind != TaskKind::kEventRecord && task.kind != TaskKind::kEventWait) {
     TaskRecord r = record_of(streams_[s], task, task.enqueued_at, task.enqueued_at);
@@ -59,21 +60,23 @@ void Engine::enqueue(Task task) {
   advance(s);
 }
 
-uint64_t Engine::enqueue_record(uint32_t stream, uint32_t event) {
+uint64_t Engine::enqueue_record(uint32_t stream, uint32_t event, Nanos ready_at) {
   Task t;
   t.kind = TaskKind::kEventRecord;
   t.stream = stream;
   t.event = event;
+  t.ready_at = ready_at;
   uint64_t target = ++events_[event].enqueued;
   enqueue(std::move(t));
   return target;
 }
 
-void Engine::enqueue_wait(uint32_t stream, uint32_t event) {
+void Engine::enqueue_wait(uint32_t stream, uint32_t event, Nanos ready_at) {
   Task t;
   t.kind = TaskKind::kEventWait;
   t.stream = stream;
   t.event = event;
+  t.ready_at = ready_at;
   t.event_target = events_[event].enqueued;  // waits for every record queued before it
   enqueue(std::move(t));
 }
@@ -109,6 +112,16 @@ void Engine::advance(uint32_t s) {
   Stream& st = streams_[s];
   while (!st.running && !st.waiting && !st.queue.empty()) {
     Task& head = st.queue.front();
+    if (head.enqueued_at > scheduler_.now()) {  // its host call has not returned yet
+      if (!st.ready_timer) {
+        st.ready_timer = true;
+        scheduler_.post_callback(head.enqueued_at, [this, s] {
+          streams_[s].ready_timer = false;
+          advance(s);
+        });
+      }
+      return;
+    }
     if (head.kind == TaskKind::kEventWait) {
       Event& ev = events_[head.event];
       if (ev.completed < head.event_target) {
@@ -281,6 +294,7 @@ TaskRecord Engine::record_of(const Stream& s, const Task& t, Nanos start, Nanos 
   r.cores = t.kind == TaskKind::kKernel ? t.timing.cores : 0;
   r.flops = t.flops;
   r.bytes = t.bytes;
+  r.host_start = t.host_start;
   r.enqueued = t.enqueued_at;
   r.start = start;
   r.end = end;

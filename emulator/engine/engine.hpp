@@ -45,7 +45,11 @@ struct Task {
   double flops = 0;
   uint64_t bytes = 0;  // kernel HBM traffic or copy size
   uint64_t id = 0;     // assigned by the engine at enqueue, unique per node
-  Nanos enqueued_at = 0;
+  // The host call that queued it: [host_start, ready_at). The device never starts a task before
+  // its call returned; 0 = now (a call that takes no host time).
+  Nanos host_start = 0;
+  Nanos ready_at = 0;
+  Nanos enqueued_at = 0;  // set by the engine: max(now, ready_at)
 };
 
 // What observers are told about a finished task.
@@ -64,6 +68,7 @@ struct TaskRecord {
   uint32_t cores = 0;
   double flops = 0;
   uint64_t bytes = 0;
+  Nanos host_start = 0;  // the host call that queued it: [host_start, enqueued)
   Nanos enqueued = 0;
   Nanos start = 0;
   Nanos end = 0;
@@ -106,8 +111,9 @@ class Engine {
   // Queues a task on task.stream (task.id and enqueued_at are set here) and starts it if it can.
   void enqueue(Task task);
   // Queues a record of `event` on `stream`; returns the record count a wait must reach.
-  uint64_t enqueue_record(uint32_t stream, uint32_t event);
-  void enqueue_wait(uint32_t stream, uint32_t event);
+  // `ready_at`: when the host issues it (it runs no earlier); 0 = now.
+  uint64_t enqueue_record(uint32_t stream, uint32_t event, Nanos ready_at = 0);
+  void enqueue_wait(uint32_t stream, uint32_t event, Nanos ready_at = 0);
   // Registers functional work for a task; returns its payload id.
   uint32_t add_payload(std::function<Status()> work);
 
@@ -134,6 +140,7 @@ class Engine {
     std::deque<Task> queue;
     bool running = false;
     bool waiting = false;  // in its device's resource queue
+    bool ready_timer = false;  // a wake-up is posted for a head task its host has not issued yet
     Nanos started_at = 0;
     Activity activity;  // what the running head task occupies
     Status head_error;  // set when the running head task will fail

@@ -230,7 +230,7 @@ ProgramRunner::Block ProgramRunner::sync(int rank, int stream) {
   else for (std::size_t s = 0; s < r.streams.size(); ++s) which.push_back(static_cast<int>(s));
   r.pending_syncs = static_cast<int>(which.size());
   for (int s : which) {
-    uint64_t target = node_.engine().enqueue_record(r.streams[s], r.sync_events[s]);
+    uint64_t target = node_.engine().enqueue_record(r.streams[s], r.sync_events[s], r.ctx->host_free());
     auto alive = alive_;
     node_.engine().when_reached(r.sync_events[s], target, [this, alive, rank] {
       if (*alive && --ranks_[rank].pending_syncs == 0) resume(rank);
@@ -239,9 +239,11 @@ ProgramRunner::Block ProgramRunner::sync(int rank, int stream) {
   return Block::kWait;
 }
 
+// Host work (a loader wait, a malloc) starts when the rank's host thread is free of the
+// launches it has issued.
 void ProgramRunner::delay(int rank, Nanos ns) {
   auto alive = alive_;
-  node_.scheduler().post_callback(node_.now() + ns, [this, alive, rank] {
+  node_.scheduler().post_callback(ranks_[rank].ctx->host_free() + ns, [this, alive, rank] {
     if (*alive) resume(rank);
   });
 }

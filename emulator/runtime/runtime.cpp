@@ -92,6 +92,14 @@ uint64_t Context::release_all() {
   return before - mem.used_by(pid_);
 }
 
+Nanos Context::host_free() const { return std::max(node_.now(), host_free_); }
+
+void Context::issue(Task& t, bool launch) {
+  t.host_start = host_free();
+  t.ready_at = t.host_start + (launch ? node_.device(device_).spec().runtime.kernel_launch_ns : 0);
+  host_free_ = t.ready_at;
+}
+
 Status Context::enqueue_copy(StreamId stream, CopyKind kind, uint64_t bytes, uint32_t payload) {
   Task t;
   t.kind = TaskKind::kMemcpy;
@@ -99,6 +107,7 @@ Status Context::enqueue_copy(StreamId stream, CopyKind kind, uint64_t bytes, uin
   t.stream = stream;
   t.bytes = bytes;
   t.payload = payload;
+  issue(t, true);
   node_.engine().enqueue(std::move(t));
   return Status::Ok();
 }
@@ -210,7 +219,9 @@ Status run_on_cpu(DeviceMemory& mem, const PreparedKernel& k, const std::vector<
 
 Status Context::enqueue(StreamId stream, const PreparedKernel& kernel) {
   NPUKIT_RETURN_IF_ERROR(check_stream(stream));
-  node_.engine().enqueue(kernel_task(stream, kernel, kNoPayload));
+  Task t = kernel_task(stream, kernel, kNoPayload);
+  issue(t, true);
+  node_.engine().enqueue(std::move(t));
   return Status::Ok();
 }
 
@@ -233,7 +244,9 @@ Status Context::enqueue(StreamId stream, const PreparedKernel& kernel,
   }
   uint32_t payload = node_.engine().add_payload(
       [&mem, kernel, inputs, outputs] { return run_on_cpu(mem, kernel, inputs, outputs); });
-  node_.engine().enqueue(kernel_task(stream, kernel, payload));
+  Task t = kernel_task(stream, kernel, payload);
+  issue(t, true);
+  node_.engine().enqueue(std::move(t));
   return Status::Ok();
 }
 
@@ -251,14 +264,14 @@ Status Context::launch(StreamId stream, const std::string& op, const std::vector
 Status Context::record_event(StreamId stream, EventId event) {
   NPUKIT_RETURN_IF_ERROR(check_stream(stream));
   NPUKIT_RETURN_IF_ERROR(check_event(event));
-  node_.engine().enqueue_record(stream, event);
+  node_.engine().enqueue_record(stream, event, host_free());
   return Status::Ok();
 }
 
 Status Context::wait_event(StreamId stream, EventId event) {
   NPUKIT_RETURN_IF_ERROR(check_stream(stream));
   NPUKIT_RETURN_IF_ERROR(check_event(event));
-  node_.engine().enqueue_wait(stream, event);
+  node_.engine().enqueue_wait(stream, event, host_free());
   return Status::Ok();
 }
 

@@ -112,6 +112,12 @@ class Context {
   // Releases every allocation (process exit); returns the bytes the device got back.
   uint64_t release_all();
 
+  // The host thread of this context: each launching call (kernel, copy, collective) takes the
+  // device's launch cost (spec runtime.kernel_launch_ns) of host time, one after another from
+  // when the host is free; its task reaches the device when the call returns. Records and
+  // waits take no host time but are issued in the same order. When the host is next free:
+  Nanos host_free() const;
+
  private:
   friend class Node;
   Context(Node& node, int device, uint32_t pid, std::string name, AllocatorPolicy policy);
@@ -120,6 +126,8 @@ class Context {
   Status check_event(EventId event) const;
   Status check_range(DevPtr ptr, uint64_t bytes, const char* what) const;
   Status enqueue_copy(StreamId stream, CopyKind kind, uint64_t bytes, uint32_t payload);
+  // Stamps `t` with its host call ([host_start, ready_at)) and takes that host time.
+  void issue(Task& t, bool launch);
   Status wait_until(const std::function<bool()>& done, const std::string& what);
 
   Node& node_;
@@ -129,6 +137,7 @@ class Context {
   std::unique_ptr<Allocator> allocator_;
   std::vector<StreamId> streams_;
   std::vector<EventId> events_;
+  Nanos host_free_ = 0;  // when the host thread's last call returns
 };
 
 }  // namespace npukit::emu

@@ -23,6 +23,7 @@ Status Context::collective(StreamId s, CollectiveCall call) {
   t.stream = s;
   t.collective = *index;
   t.bytes = call.count * dtype_size(call.dtype);
+  issue(t, true);
   node_.engine().enqueue(std::move(t));
   return Status::Ok();
 }

@@ -203,10 +203,10 @@ Status EventMapper::collective(const tf::Event& e) {
 Status EventMapper::launch(const tf::Event& e) {
   auto kind = launch_kind(e.name_id);
   if (!kind.ok()) return kind.status();
-  int64_t ts = unix_ns(e.ts_ns);
+  int64_t ts = unix_ns(e.ts_ns), end = ts + i64(e.words[2]);
   int64_t tid = int64_t{tf::unpack_pid(e.words[1])} << 32 | (e.device < 0 ? 0 : e.device);
-  w_.note_time(ts, ts);
-  return w_.insert(Table::kCannApi, {ts, ts, kind->type, tid, i64(e.words[0]), kind->name});
+  w_.note_time(ts, end);
+  return w_.insert(Table::kCannApi, {ts, end, kind->type, tid, i64(e.words[0]), kind->name});
 }
 
 Status EventMapper::step(const tf::Event& e) {

@@ -14,7 +14,7 @@
 //                  the group, so the ranks of one collective share an opName. An event without a
 //                  communicator (older producers) gets "N/A" fields, count in bytes, and rankSize
 //                  from the devices sharing its opName at finalize.
-//   launch      -> CANN_API (start = end = the host queue time; the bus has no API duration),
+//   launch      -> CANN_API (the host call's span: start = the call, end = its return),
 //                  type acl for kernels, runtime for copies, communication for collectives.
 //                  globalTid = pid << 32 | device: the emulator drives each rank from one host
 //                  thread and does not publish thread ids.

@@ -97,6 +97,22 @@ TEST(Record, HoldsTasksLaunchesCollectivesStepsAndCounters) {
   EXPECT_EQ(sqlite_each(dbs, "SELECT DISTINCT srcRank, linkType FROM COMMUNICATION_TASK_INFO"), "0|1\n1|1\n");
 }
 
+// CANN_API rows are the host calls' real spans: positive, one after another on each host thread
+// (distinct, ordered, never overlapping), and a task never starts before the call that queued it
+// returned.
+TEST(Record, HostApiRecordsAreRealSpans) {
+  const RecordedRun& run = small_run();
+  ASSERT_EQ(run.dbs.size(), 2u);
+  for (const std::string& db : run.dbs) {
+    EXPECT_EQ(sqlite(db, "SELECT count(*), min(endNs - startNs) > 0 FROM CANN_API").output, "51|1\n") << db;
+    EXPECT_EQ(sqlite(db, "SELECT count(*) - count(DISTINCT startNs) FROM CANN_API GROUP BY globalTid").output, "0\n");
+    EXPECT_EQ(sqlite(db, "SELECT count(*) FROM CANN_API a JOIN CANN_API b ON a.globalTid = b.globalTid "
+                         "AND b.startNs > a.startNs AND b.startNs < a.endNs").output, "0\n");
+    EXPECT_EQ(sqlite(db, "SELECT count(*) FROM CANN_API a JOIN TASK t ON t.connectionId = a.connectionId "
+                         "WHERE t.startNs < a.endNs").output, "0\n");
+  }
+}
+
 TEST(Record, TimestampsAreUnixNanoseconds) {
   const std::string db = small_run().db;
   auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
