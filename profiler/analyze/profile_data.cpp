@@ -64,16 +64,18 @@ Status load_basics(Db& db, ProfileData& p) {
   if (session->next()) p.session_start = session->i64(0), p.session_end = session->i64(1);
   NPUKIT_RETURN_IF_ERROR(session->status());
   for (auto [table, sql] : {std::pair{"EMU_RUN", "SELECT key, value FROM EMU_RUN"},
-                            std::pair{"NPU_INFO", "SELECT id, name FROM NPU_INFO"}}) {
+                            std::pair{"NPU_INFO", "SELECT id, name FROM NPU_INFO"},
+                            std::pair{"RANK_DEVICE_MAP", "SELECT deviceId, rankId FROM RANK_DEVICE_MAP WHERE rankId >= 0"}}) {
     auto has = db.has_table(table);
     if (!has.ok()) return has.status();
     if (!*has) continue;
     auto q = db.prepare(sql);
     if (!q.ok()) return q.status();
-    bool run = std::string(table) == "EMU_RUN";
+    std::string which = table;
     while (q->next()) {
-      if (run) p.run[q->text(0)] = q->text(1);
-      else p.npu_names[static_cast<int>(q->i64(0))] = q->text(1);
+      if (which == "EMU_RUN") p.run[q->text(0)] = q->text(1);
+      else if (which == "NPU_INFO") p.npu_names[static_cast<int>(q->i64(0))] = q->text(1);
+      else p.device_ranks[static_cast<int>(q->i64(0))] = static_cast<int>(q->i64(1));
     }
     NPUKIT_RETURN_IF_ERROR(q->status());
   }
@@ -263,6 +265,11 @@ int64_t ProfileData::find_string(const std::string& value) const {
     if (strings[i] == value) return static_cast<int64_t>(i);
   }
   return -1;
+}
+
+int ProfileData::rank_of(int device) const {
+  auto it = device_ranks.find(device);
+  return it == device_ranks.end() ? device : it->second;
 }
 
 std::string ProfileData::run_value(const std::string& key, const std::string& fallback) const {

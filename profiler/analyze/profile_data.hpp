@@ -95,6 +95,7 @@ struct ProfileData {
   std::map<std::string, std::string> run;   // EMU_RUN
   std::vector<std::string> strings;         // STRING_IDS, by id
   std::map<int, std::string> npu_names;     // NPU_INFO
+  std::map<int, int> device_ranks;          // RANK_DEVICE_MAP: device -> rank (ranks >= 0 only)
   int64_t session_start = 0, session_end = 0;
   bool complete = false;
   std::vector<TaskRecord> tasks;  // by globalTaskId
@@ -111,6 +112,7 @@ struct ProfileData {
   const std::string& str(int64_t id) const;  // "" for -1 or an unknown id
   int64_t find_string(const std::string& value) const;  // -1 when absent
   std::string run_value(const std::string& key, const std::string& fallback = "") const;
+  int rank_of(int device) const;  // RANK_DEVICE_MAP's rank, else the device id
 };
 
 // Opens `path` (a directory of one recording's PROF_ trees, a PROF_ dir or a .db;

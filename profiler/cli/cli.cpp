@@ -68,6 +68,9 @@ void add_export(CLI::App& app, Args& a) {
   c->add_option("--chrome", a.exp.chrome, "write a Trace Event Format JSON file (Perfetto UI, chrome://tracing, speedscope)")
       ->required();
   c->add_option("DIR", a.exp.path, "the recording")->required();
+  c->add_option("--steps", a.exp.steps, "steps to export: A:B (0-based, inclusive), N, or all "
+                                        "(default: all of a short run, else steps 1-3)");
+  c->add_option("--ranks", a.exp.ranks, "ranks to export, e.g. 0,3 (default: every rank)");
   c->add_option("--rank", a.exp.rank, "only this rank of a multi-rank recording")->check(CLI::NonNegativeNumber);
 }
 

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <set>
+#include <sstream>
 
 #include "profiler/render/chrome_trace.hpp"
 #include "profiler/cli/cli.hpp"
@@ -105,12 +107,64 @@ int run_report(const ReportArgs& args) {
   return std::cout.good() ? kExitOk : kExitFailed;
 }
 
+namespace {
+
+// "A:B" or "N" (0-based steps) -> the range; "all" -> none. InvalidArgument names the text.
+Result<std::optional<std::pair<int64_t, int64_t>>> parse_steps(const std::string& text) {
+  if (text == "all") return std::optional<std::pair<int64_t, int64_t>>{};
+  int64_t a = -1, b = -1;
+  char tail = 0;
+  int n = std::sscanf(text.c_str(), "%ld:%ld%c", &a, &b, &tail);
+  if (n == 1 && text.find(':') == std::string::npos) b = a;
+  else if (n != 2) a = -1;
+  if (a < 0 || b < a) return InvalidArgument("--steps '" + text + "': use A:B (0-based, A <= B), N or all");
+  return std::optional<std::pair<int64_t, int64_t>>{{a, b}};
+}
+
+Result<std::set<int>> parse_ranks(const std::string& text) {
+  std::set<int> out;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, ',');) {
+    char* end = nullptr;
+    long r = std::strtol(part.c_str(), &end, 10);
+    if (part.empty() || *end != '\0' || r < 0 || r > 1 << 20) {
+      return InvalidArgument("--ranks '" + text + "': use rank numbers separated by commas, e.g. 0,3");
+    }
+    out.insert(static_cast<int>(r));
+  }
+  return out;
+}
+
+}  // namespace
+
+int usage(const Status& s) {
+  std::fprintf(stderr, "npu-prof: export: %s\n", s.message().c_str());
+  return kExitUsage;
+}
+
 int run_export(const ExportArgs& args) {
+  ChromeOptions options;
+  if (!args.steps.empty()) {
+    auto steps = parse_steps(args.steps);
+    if (!steps.ok()) return usage(steps.status());
+    options.steps = *steps;
+  }
+  if (!args.ranks.empty()) {
+    auto ranks = parse_ranks(args.ranks);
+    if (!ranks.ok()) return usage(ranks.status());
+    options.ranks = *ranks;
+  }
   auto data = load_profile(args.path, {.launches = true, .counters = true, .rank = args.rank});
   if (!data.ok()) return fail(data.status());
-  if (Status s = write_chrome_trace(*data, args.chrome); !s.ok()) return fail(s);
-  std::printf("npu-prof: wrote %s (%zu tasks, %zu launches)\n", args.chrome.c_str(), data->tasks.size(),
-              data->launches.size());
+  bool defaulted = args.steps.empty() && (options.steps = default_steps(*data)).has_value();
+  auto trace = chrome_trace(*data, options);
+  if (!trace.ok()) return fail(Status(trace.status().code(), args.path + ": " + trace.status().message()));
+  if (Status s = write_chrome_trace(*trace, args.chrome); !s.ok()) return fail(s);
+  std::size_t events = (*trace)["traceEvents"].size();
+  std::printf("npu-prof: wrote %s (%zu events", args.chrome.c_str(), events);
+  if (options.steps) std::printf(", steps %ld-%ld", static_cast<long>(options.steps->first), static_cast<long>(options.steps->second));
+  std::printf(")\n");
+  if (defaulted) std::printf("npu-prof: a few steps by default; --steps A:B or --steps all for others\n");
   return kExitOk;
 }
 
