@@ -9,6 +9,7 @@
 #include "profiler/render/chrome_trace.hpp"
 #include "profiler/cli/cli.hpp"
 #include "profiler/render/diff.hpp"
+#include "profiler/analyze/comm_analyzer.hpp"
 #include "profiler/analyze/report_build.hpp"
 #include "profiler/render/report_render.hpp"
 #include "profiler/store/prof_layout.hpp"
@@ -80,6 +81,8 @@ int write_rank_csvs(const ReportArgs& args) {
 int run_record(RecordArgs& args, const std::atomic<bool>* stop) {
   auto r = record(args.options, stop);
   if (!r.ok()) return fail(r.status());
+  // msprof --analyze's communication tables, from every rank at once.
+  if (auto analyzed = write_comm_analysis(r->ranks); !analyzed.ok()) return fail(analyzed.status());
   print_record_summary(*r);
   if (r->command_exit > 0) {
     std::fprintf(stderr, "npu-prof: the recorded command exited with status %d (the profile was written)\n",

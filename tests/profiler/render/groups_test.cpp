@@ -3,6 +3,8 @@
 // link of the node, worked out here from the node's spec files.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -76,6 +78,51 @@ TEST(Groups, BusbwPerGroupIsTheGroupsAndMatchesAlphaBeta) {
         << row["group"] << " " << bytes << " B: busbw " << algbw / 1e9 << " GB/s, alpha-beta " << predicted / 1e9;
   }
   EXPECT_EQ(groups, (std::set<std::string>{"dp0", "dp1", "tp0", "tp1"}));
+}
+
+// msprof --analyze's tables in each rank's PROF_*/analyze/communication_analyzer.db: a row per
+// collective of the rank, in ms / MB / GB/s, the bandwidth of each op agreeing with the report's
+// busbw for its group, one matrix row per peer (2-rank mesh groups: the other rank).
+TEST(Groups, CommAnalyzerTablesPerRankInMsprofUnits) {
+  const RecordedRun& run = dp2_tp2_run();
+  ASSERT_EQ(run.dbs.size(), 4u);
+  auto r = run_command(prof() + " report " + run.dir + " --format json");
+  ASSERT_EQ(r.exit_code, 0);
+  std::map<std::pair<std::string, int64_t>, double> busbw;  // (group, bytes) -> GB/s
+  nlohmann::json report = nlohmann::json::parse(r.output);
+  for (const auto& row : report["communication"]["by_group"]) {
+    busbw[std::make_pair(row["group"].get<std::string>(), row["bytes_per_rank"].get<int64_t>())] =
+        row["busbw_bytes_per_s"].get<double>() / 1e9;
+  }
+  for (int rank = 0; rank < 4; ++rank) {
+    std::string db = std::filesystem::path(run.dbs[static_cast<std::size_t>(rank)]).parent_path().string() +
+                     "/analyze/communication_analyzer.db";
+    ASSERT_TRUE(std::filesystem::exists(db)) << db;
+    EXPECT_EQ(sqlite(db, "SELECT count(*) FROM CommAnalyzerTime").output,
+              sqlite(run.dbs[static_cast<std::size_t>(rank)], "SELECT count(*) FROM COMMUNICATION_OP").output);
+    // idle = elapse - transit - wait, all non-negative, in ms (a collective here is ~0.06-0.11 ms).
+    EXPECT_EQ(sqlite(db, "SELECT count(*) FROM CommAnalyzerTime WHERE idle_time != 0 OR wait_time < 0 "
+                         "OR abs(elapse_time - transit_time - wait_time) > 1e-9 OR elapse_time > 1 OR elapse_time < 0.01").output,
+              "0\n");
+    // Per op: the bytes this rank sends over the group's link, and the bandwidth they moved at.
+    for (const std::string& line : lines_of(sqlite(db, "SELECT b.group_name, b.transit_size, b.bandwidth, b.transport_type, "
+                                                       "b.count FROM CommAnalyzerBandwidth b").output)) {
+      char group[16] = {};
+      double mb = 0, gbps = 0;
+      char transport[8] = {};
+      int count = 0;
+      ASSERT_EQ(std::sscanf(line.c_str(), "%15[^|]|%lf|%lf|%7[^|]|%d", group, &mb, &gbps, transport, &count), 5) << line;
+      EXPECT_STREQ(transport, "HCCS");
+      EXPECT_EQ(count, 1);
+      // AllReduce on 2 ranks sends S x 2(n-1)/n = S: the per-rank size.
+      int64_t bytes = std::llround(mb * 1e6);
+      auto key = std::make_pair(std::string(group), bytes);
+      ASSERT_TRUE(busbw.count(key)) << line << ": no such group and size in the report";
+      EXPECT_NEAR(gbps / busbw[key], 1.0, 0.05) << line;
+    }
+    EXPECT_EQ(sqlite(db, "SELECT DISTINCT src_rank + dst_rank FROM CommAnalyzerMatrix").output, "1\n")
+        << "each rank sends to the other rank of its 2-rank groups";
+  }
 }
 
 TEST(Groups, GoldenCommunicationSection) {
