@@ -1,5 +1,6 @@
 #include "profiler/record/rank_sinks.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <filesystem>
@@ -64,12 +65,32 @@ Status RankSinks::note_job(const tf::Event& e) {
   return Status::Ok();
 }
 
-Status RankSinks::map(const tf::Event& e) {
-  if (e.type == tf::EventType::kJobStarted) NPUKIT_RETURN_IF_ERROR(note_job(e));
-  if (e.device >= 0 && static_cast<std::size_t>(e.device) < sinks_.size()) {
-    return sinks_[static_cast<std::size_t>(e.device)].mapper->map(e);
+Status RankSinks::write_sink(RankSink& sink, const Batch& batch) {
+  NPUKIT_RETURN_IF_ERROR(sink.writer->begin_batch());
+  for (const tf::Event& e : *batch.events) {
+    if (e.device == sink.device || e.device < 0 || static_cast<std::size_t>(e.device) >= sinks_.size()) {
+      NPUKIT_RETURN_IF_ERROR(sink.mapper->map(e));
+    }
   }
-  for (RankSink& s : sinks_) NPUKIT_RETURN_IF_ERROR(s.mapper->map(e));
+  if (batch.snapshot != nullptr) NPUKIT_RETURN_IF_ERROR(sink.sampler->sample(*batch.snapshot));
+  for (const auto& [key, value] : batch.run) NPUKIT_RETURN_IF_ERROR(sink.writer->set_run(key, value));
+  return sink.writer->commit_batch();
+}
+
+Status RankSinks::write(const Batch& batch, int threads) {
+  for (const tf::Event& e : *batch.events) {
+    if (e.type == tf::EventType::kJobStarted) NPUKIT_RETURN_IF_ERROR(note_job(e));
+  }
+  std::size_t n = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), 1, sinks_.size());
+  std::vector<Status> results(n);
+  auto group = [&](std::size_t g) {
+    for (std::size_t i = g; i < sinks_.size() && results[g].ok(); i += n) results[g] = write_sink(sinks_[i], batch);
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t g = 1; g < n; ++g) pool.emplace_back(group, g);
+  group(0);
+  for (std::thread& t : pool) t.join();
+  for (const Status& s : results) NPUKIT_RETURN_IF_ERROR(s);
   return Status::Ok();
 }
 

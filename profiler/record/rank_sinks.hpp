@@ -46,11 +46,19 @@ class RankSinks {
  public:
   static Result<RankSinks> create(const RankSinkOptions& options, EventMapper::Resolver resolver);
 
+  // One batch into every database, each in one transaction: the events routed to it, a counter
+  // sample of `snapshot` (when given), and the EMU_RUN values. `threads` > 1 writes groups of
+  // databases in parallel (each database stays on one thread).
+  struct Batch {
+    const std::vector<telemetry::Event>* events = nullptr;
+    const telemetry::Snapshot* snapshot = nullptr;
+    std::vector<std::pair<std::string, std::string>> run;
+  };
+  Status write(const Batch& batch, int threads);
   Status begin_batch();
   Status commit_batch();
   Status set_run(std::string_view key, std::string_view value);
   Status insert_every(Table table, std::initializer_list<SqlValue> values);
-  Status map(const telemetry::Event& e);
   Status describe(const telemetry::Snapshot& s);
   Status sample(const telemetry::Snapshot& s);
   uint64_t samples() const;
@@ -63,6 +71,7 @@ class RankSinks {
  private:
   RankSinks() = default;
   Status note_job(const telemetry::Event& e);
+  Status write_sink(RankSink& sink, const Batch& batch);
   Status drop_idle_ranks();
 
   EventMapper::Resolver resolve_;

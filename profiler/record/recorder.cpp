@@ -157,21 +157,25 @@ Status Recording::ingest(const PumpBatch& batch, bool sample_due) {
   }
   if (batch.events.empty() && !sample_due && batch.missed == 0) return Status::Ok();
   for (const auto& [id, text] : batch.strings) strings_[id] = text;
-  NPUKIT_RETURN_IF_ERROR(sinks_->begin_batch());
   for (const tf::Event& e : batch.events) {
     if (e.type == tf::EventType::kJobStarted) open_jobs_.insert(e.words[0]);
     if (e.type == tf::EventType::kJobFinished) open_jobs_.erase(e.words[0]);
-    NPUKIT_RETURN_IF_ERROR(sinks_->map(e));
   }
   result_.events += batch.events.size();
+  std::optional<tf::Snapshot> snap;
   if (sample_due) {
-    auto snap = client_->snapshot();
-    if (snap.ok() && snap->stale()) stale_ = snap->stale_reason();
-    if (snap.ok()) NPUKIT_RETURN_IF_ERROR(sinks_->sample(*snap));
+    auto s = client_->snapshot();
+    if (s.ok() && s->stale()) stale_ = s->stale_reason();
+    if (s.ok()) snap = std::move(*s);
   }
-  NPUKIT_RETURN_IF_ERROR(sinks_->set_run("events_recorded", std::to_string(result_.events)));
-  NPUKIT_RETURN_IF_ERROR(sinks_->set_run("events_missed", std::to_string(result_.missed)));
-  return sinks_->commit_batch();
+  // While the recorded work runs, one background writer leaves the node its core; once it has
+  // ended, every core writes (each rank's database on one thread).
+  int threads = work_ended_ ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : 1;
+  return sinks_->write({.events = &batch.events,
+                        .snapshot = snap ? &*snap : nullptr,
+                        .run = {{"events_recorded", std::to_string(result_.events)},
+                                {"events_missed", std::to_string(result_.missed)}}},
+                       threads);
 }
 
 // Whether reading should end. Also notes when the recorded work ended (the command exited, a
