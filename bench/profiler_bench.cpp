@@ -1,12 +1,16 @@
-// npu-prof against DESIGN.md section 9:
-//   BM_Ingest               bus events -> profile database through the recorder's mapper and
-//                           writer: >= 1 M events/s, and >= 0.7x a bare prepared-statement
-//                           insert loop of the same rows (read back from the ingested database,
-//                           same batches and transactions, same schema) measured in the same run
+// npu-prof against its budgets (docs/architecture.md), with one database per rank (8 ranks):
+//   BM_Ingest               bus events -> the 8 ranks' databases through the recorder's sinks
+//                           (mapper and writer per rank): >= 1 M events/s, and >= 0.7x a bare
+//                           prepared-statement insert loop of the same rows (read back from the
+//                           ingested databases, same batches and transactions, same schema)
+//                           measured in the same run
 //   BM_ProfilingOverhead    fast-mode 8-device ernie3-train in this process, published to an
 //                           in-process bus, with and without a lossless recorder: <= 5% wall time
-//                           (median of the rounds; the mean is printed beside it)
-//   BM_Report1M             npu-prof report (load + build + text) on a 1 M-task database: <= 1 s
+//                           (median of the rounds; the mean is printed beside it), and the
+//                           profile final (drained, finalized) <= 1 s after the job's end
+//   BM_Report1M             npu-prof report (load 8 databases + merge + build + text) on a
+//                           1 M-task recording: <= 1 s
+//   BM_ChromeDemo           the default Chrome trace of the 60-step demo recording: <= 25 MB
 #include <benchmark/benchmark.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -23,6 +27,8 @@
 #include "emulator/daemon/publisher.hpp"
 #include "profiler/record/event_mapper.hpp"
 #include "profiler/analyze/profile_data.hpp"
+#include "profiler/record/rank_sinks.hpp"
+#include "profiler/render/chrome_trace.hpp"
 #include "profiler/record/recorder.hpp"
 #include "profiler/analyze/report_build.hpp"
 #include "profiler/render/report_render.hpp"
@@ -44,18 +50,22 @@ const bool kBudgets[] = {
                             "DESIGN.md 9: ingest vs a bare prepared-statement insert loop, same rows, same run"}),
     bench::register_budget({"BM_ProfilingOverhead", "overhead_pct", "%", 1, false, 5.0,
                             "DESIGN.md 9: profiling overhead, fast-mode 8-device ernie3-train"}),
+    bench::register_budget({"BM_ProfilingOverhead", "drain_finalize_s", "s", 1, false, 1.0,
+                            "DESIGN.md 9: profile final after the job's end (~1 M events)"}),
     bench::register_budget({"BM_Report1M", "s_per_report", "s", 1, false, 1.0,
-                            "DESIGN.md 9: npu-prof report on a 1 M-task database"}),
+                            "DESIGN.md 9: npu-prof report on a 1 M-task recording, 8 rank databases"}),
+    bench::register_budget({"BM_ChromeDemo", "trace_mb", "MB", 1, false, 25.0,
+                            "DESIGN.md 9: Chrome trace of the demo run (60-step ernie3-train, default steps)"}),
 };
 
-std::string scratch(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("npuprof-bench-" + std::to_string(getpid()));
+// An empty scratch directory.
+std::string scratch_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("npuprof-bench-" + std::to_string(getpid())) / name;
+  fs::remove_all(dir);
   fs::create_directories(dir);
-  fs::remove(dir / name);
-  fs::remove(dir / (name + "-wal"));
-  fs::remove(dir / (name + "-shm"));
-  return (dir / name).string();
+  return dir.string();
 }
+
 
 // A training-like event stream: every task is a launch then its task event; 85% kernels over
 // 32 op descriptors (a tenth of them on AI CPU), 10% copies, 5% collectives; 8 devices.
@@ -108,25 +118,37 @@ Stream make_stream(std::size_t tasks) {
 }
 
 constexpr std::size_t kBatch = 8192;
+constexpr int kRanks = 8;
 const char* kIngestTables[] = {"STRING_IDS", "CANN_API", "TASK", "COMPUTE_TASK_INFO", "TASK_PMU_INFO",
                                "MEMCPY_INFO", "COMMUNICATION_OP", "COMMUNICATION_TASK_INFO"};
 
-// Ingests `s` through EventMapper + ProfileWriter; returns the seconds spent in map + commit,
-// and the row count each table reached after each batch (for the bare loop's identical batches).
-double ingest(const Stream& s, const std::string& path, std::vector<std::vector<int64_t>>* batch_ends) {
-  auto w = ProfileWriter::create(path, 0);
-  auto m = EventMapper::create(**w, [&](uint32_t id) -> Result<std::string> { return s.strings.at(id); }, {});
+// Row counts per rank per table after one batch.
+using BatchEnds = std::vector<std::vector<int64_t>>;
+
+// Ingests `s` into one database per rank (the recorder's RankSinks, one thread as while a job
+// runs); returns the seconds spent in map + commit, the databases, and the row count each table
+// of each database reached after each batch (for the bare loop's identical batches).
+double ingest(const Stream& s, const std::string& dir, std::vector<std::string>* dbs, std::vector<BatchEnds>* batch_ends) {
+  auto sinks = RankSinks::create({.out_dir = dir, .devices = kRanks}, [&](uint32_t id) -> Result<std::string> {
+    return s.strings.at(id);
+  });
   double seconds = 0;
+  std::vector<tf::Event> batch;
   for (std::size_t at = 0; at < s.events.size(); at += kBatch) {
+    batch.assign(s.events.begin() + static_cast<std::ptrdiff_t>(at),
+                 s.events.begin() + static_cast<std::ptrdiff_t>(std::min(at + kBatch, s.events.size())));
     auto t0 = Clock::now();
-    (void)(*w)->begin_batch();
-    for (std::size_t i = at; i < std::min(at + kBatch, s.events.size()); ++i) (void)m->map(s.events[i]);
-    (void)(*w)->commit_batch();
+    (void)sinks->write({.events = &batch, .snapshot = nullptr, .run = {}}, 1);
     seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-    std::vector<int64_t> ends;
-    for (const char* t : kIngestTables) ends.push_back(*(*w)->db().query_i64(std::string("SELECT count(*) FROM ") + t));
+    BatchEnds ends;
+    for (RankSink& sink : sinks->sinks()) {
+      std::vector<int64_t> rows;
+      for (const char* t : kIngestTables) rows.push_back(*sink.writer->db().query_i64(std::string("SELECT count(*) FROM ") + t));
+      ends.push_back(std::move(rows));
+    }
     batch_ends->push_back(std::move(ends));
   }
+  for (RankSink& sink : sinks->sinks()) dbs->push_back(sink.paths.db);
   return seconds;
 }
 
@@ -159,48 +181,69 @@ void bind_row(sqlite3_stmt* stmt, const std::vector<Value>& row) {
   }
 }
 
-// The same rows, with raw sqlite3 prepared statements into a fresh database of the same schema
-// and pragmas, in the same batches (one transaction each). Returns the seconds of the loop.
-double bare_insert(const std::string& from, const std::string& to, const std::vector<std::vector<int64_t>>& batch_ends) {
-  auto w = ProfileWriter::create(to, 0);
-  auto src = Db::open(from, Db::Mode::kReadOnly);
-  sqlite3* db = (*w)->db().handle();
+// One rank's rows, with raw sqlite3 prepared statements into a fresh database of the same schema
+// and pragmas.
+struct BareRank {
+  std::unique_ptr<ProfileWriter> writer;  // schema and pragmas only; the loop bypasses it
   std::vector<Rows> rows;
   std::vector<sqlite3_stmt*> inserts;
+  std::vector<int64_t> done;
+};
+
+BareRank bare_rank(const std::string& from, const std::string& to) {
+  BareRank b;
+  b.writer = std::move(*ProfileWriter::create(to, 0));
+  auto src = Db::open(from, Db::Mode::kReadOnly);
   for (const char* table : kIngestTables) {
-    rows.push_back(read_rows(*src, table));
+    b.rows.push_back(read_rows(*src, table));
     std::string sql = std::string("INSERT INTO ") + table + " VALUES (";
     for (std::size_t c = 0; c < find_table(table)->columns.size(); ++c) sql += c ? ",?" : "?";
     sqlite3_stmt* stmt = nullptr;
-    sqlite3_prepare_v2(db, (sql + ")").c_str(), -1, &stmt, nullptr);
-    inserts.push_back(stmt);
+    sqlite3_prepare_v2(b.writer->db().handle(), (sql + ")").c_str(), -1, &stmt, nullptr);
+    b.inserts.push_back(stmt);
   }
-  std::vector<int64_t> done(inserts.size(), 0);
+  b.done.assign(b.inserts.size(), 0);
+  return b;
+}
+
+// The same rows into fresh databases, in the same batches (one transaction per database per
+// batch). Returns the seconds of the loop.
+double bare_insert(const std::vector<std::string>& from, const std::string& dir, const std::vector<BatchEnds>& batch_ends) {
+  std::vector<BareRank> ranks;
+  for (std::size_t r = 0; r < from.size(); ++r) ranks.push_back(bare_rank(from[r], dir + "/bare" + std::to_string(r) + ".db"));
   auto t0 = Clock::now();
-  for (const auto& ends : batch_ends) {
-    sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
-    for (std::size_t t = 0; t < inserts.size(); ++t) {
-      for (; done[t] < ends[t]; ++done[t]) {
-        bind_row(inserts[t], rows[t][static_cast<std::size_t>(done[t])]);
-        sqlite3_step(inserts[t]);
-        sqlite3_reset(inserts[t]);
+  for (const BatchEnds& ends : batch_ends) {
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      BareRank& b = ranks[r];
+      sqlite3* db = b.writer->db().handle();
+      sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+      for (std::size_t t = 0; t < b.inserts.size(); ++t) {
+        for (; b.done[t] < ends[r][t]; ++b.done[t]) {
+          bind_row(b.inserts[t], b.rows[t][static_cast<std::size_t>(b.done[t])]);
+          sqlite3_step(b.inserts[t]);
+          sqlite3_reset(b.inserts[t]);
+        }
       }
+      sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
     }
-    sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
   }
   double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  for (sqlite3_stmt* s : inserts) sqlite3_finalize(s);
+  for (BareRank& b : ranks) {
+    for (sqlite3_stmt* st : b.inserts) sqlite3_finalize(st);
+  }
   return seconds;
 }
 
 void BM_Ingest(benchmark::State& state) {
   Stream s = make_stream(static_cast<std::size_t>(state.range(0)) / 2);
   double ingest_s = 0, bare_s = 0;
+  int round = 0;
   for (auto _ : state) {
-    std::vector<std::vector<int64_t>> ends;
-    std::string ingested = scratch("ingest.db");
-    ingest_s += ingest(s, ingested, &ends);
-    bare_s += bare_insert(ingested, scratch("bare.db"), ends);
+    std::vector<BatchEnds> ends;
+    std::vector<std::string> dbs;
+    std::string dir = scratch_dir("ingest-" + std::to_string(round++));
+    ingest_s += ingest(s, dir, &dbs, &ends);
+    bare_s += bare_insert(dbs, dir, ends);
   }
   double events = static_cast<double>(s.events.size()) * static_cast<double>(state.iterations());
   state.counters["events_per_s"] = events / ingest_s;
@@ -209,35 +252,37 @@ void BM_Ingest(benchmark::State& state) {
 }
 BENCHMARK(BM_Ingest)->Arg(1 << 20)->Iterations(2)->Unit(benchmark::kMillisecond);
 
-// A finalized database of `tasks` tasks (the stream above) with 100 steps on each device.
-std::string report_database(std::size_t tasks) {
-  std::string path = scratch("report.db");
+// A finalized 8-rank recording of `tasks` tasks (the stream above) with 100 steps on each rank.
+std::string report_recording(std::size_t tasks) {
+  std::string dir = scratch_dir("report");
   Stream s = make_stream(tasks);
   uint64_t end = 0;
   for (const tf::Event& e : s.events) end = std::max(end, e.ts_ns + e.words[0]);
   uint32_t job = static_cast<uint32_t>(s.strings.size() + 1);
   s.strings[job] = "bench-job";
-  for (int d = 0; d < 8; ++d) {
+  for (int d = 0; d < kRanks; ++d) {
     for (uint64_t k = 0; k < 100; ++k) s.events.push_back({0, tf::EventType::kStep, d, k * (end / 100), job, 0, {1, k, end / 100, 1234}});
   }
-  auto w = ProfileWriter::create(path, 0);
-  auto m = EventMapper::create(**w, [&](uint32_t id) -> Result<std::string> { return s.strings.at(id); }, {});
+  auto sinks = RankSinks::create({.out_dir = dir, .devices = kRanks}, [&](uint32_t id) -> Result<std::string> {
+    return s.strings.at(id);
+  });
+  std::vector<tf::Event> batch;
   for (std::size_t at = 0; at < s.events.size(); at += kBatch) {
-    (void)(*w)->begin_batch();
-    for (std::size_t i = at; i < std::min(at + kBatch, s.events.size()); ++i) (void)m->map(s.events[i]);
-    (void)(*w)->commit_batch();
+    batch.assign(s.events.begin() + static_cast<std::ptrdiff_t>(at),
+                 s.events.begin() + static_cast<std::ptrdiff_t>(std::min(at + kBatch, s.events.size())));
+    (void)sinks->write({.events = &batch, .snapshot = nullptr, .run = {}}, 2);
   }
-  (void)(*w)->finalize();
-  return path;
+  (void)sinks->finalize("bench");
+  return dir;
 }
 
 void BM_Report1M(benchmark::State& state) {
-  static const std::string db = report_database(1'000'000);
+  static const std::string dir = report_recording(1'000'000);
   std::size_t tasks = 0;
   double seconds = 0;
   for (auto _ : state) {
     auto t0 = Clock::now();
-    auto data = load_profile(db);
+    auto data = load_profile(dir);
     auto report = build_report(*data, {.top = 10, .step = std::nullopt});
     std::string text = render_text(*report, 10);
     seconds += std::chrono::duration<double>(Clock::now() - t0).count();
@@ -280,6 +325,30 @@ double run_ernie3(const std::string& bus_name, int64_t steps, const std::functio
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// ernie3-train recorded by a lossless in-process recorder into `dir`; returns the job's wall
+// seconds, and in `final_s` the seconds from the job's end until the profile was final.
+double profile_ernie3(const std::string& name, const std::string& dir, int64_t steps, double* final_s,
+                      Result<RecordResult>* result) {
+  std::atomic<bool> stop{false};
+  std::thread recorder;
+  double job = run_ernie3(name, steps, [&] {
+    RecordOptions o;
+    o.out_dir = dir;
+    o.node = name;
+    o.backend = "inprocess";
+    o.attach = true;
+    o.duration = std::chrono::hours(1);
+    o.log = stdout;
+    recorder = std::thread([result, &stop, o] { *result = record(o, &stop); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the recorder registers its cursor
+  });
+  auto t0 = Clock::now();
+  stop = true;
+  recorder.join();
+  *final_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  return job;
+}
+
 void BM_ProfilingOverhead(benchmark::State& state) {
   const int64_t steps = state.range(0);
   double plain = 0, profiled = 0, finish = 0;
@@ -287,27 +356,12 @@ void BM_ProfilingOverhead(benchmark::State& state) {
   uint64_t events = 0, missed = 0;
   int round = 0;
   for (auto _ : state) {
-    double p0 = plain, q0 = profiled;
+    double p0 = plain, q0 = profiled, f = 0;
     plain += run_ernie3("bench-plain-" + std::to_string(getpid()) + "-" + std::to_string(round), steps, [] {});
     std::string name = "bench-prof-" + std::to_string(getpid()) + "-" + std::to_string(round++);
-    std::atomic<bool> stop{false};
     Result<RecordResult> result = InternalError("not run");
-    std::thread recorder;
-    profiled += run_ernie3(name, steps, [&] {
-      RecordOptions o;
-      o.out_dir = scratch("overhead-" + name);
-      o.node = name;
-      o.backend = "inprocess";
-      o.attach = true;
-      o.duration = std::chrono::hours(1);
-      o.log = stdout;
-      recorder = std::thread([&result, &stop, o] { result = record(o, &stop); });
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the recorder registers its cursor
-    });
-    auto t0 = Clock::now();
-    stop = true;
-    recorder.join();
-    finish += std::chrono::duration<double>(Clock::now() - t0).count();
+    profiled += profile_ernie3(name, scratch_dir("overhead-" + name), steps, &f, &result);
+    finish += f;
     overheads.push_back(100.0 * ((profiled - q0) - (plain - p0)) / (plain - p0));
     if (!result.ok()) state.SkipWithError(result.status().message().c_str());
     if (result.ok()) events += result->events, missed += result->missed;
@@ -325,4 +379,32 @@ void BM_ProfilingOverhead(benchmark::State& state) {
 BENCHMARK(BM_ProfilingOverhead)->Arg(60)->Iterations(5)->Unit(benchmark::kMillisecond);
 
 }  // namespace
+// The demo's recording (60 fast steps of ernie3-train on 8 ranks) exported with the default
+// step selection, as `npu-prof export --chrome` does: size and seconds (load + build + write).
+void BM_ChromeDemo(benchmark::State& state) {
+  double final_s = 0, mb = 0, seconds = 0;
+  std::string dir = scratch_dir("chrome-demo");
+  Result<RecordResult> recorded = InternalError("not run");
+  profile_ernie3("bench-chrome-" + std::to_string(getpid()), dir, 60, &final_s, &recorded);
+  if (!recorded.ok()) {
+    state.SkipWithError(recorded.status().message().c_str());
+    return;
+  }
+  for (auto _ : state) {
+    auto t0 = Clock::now();
+    auto data = load_profile(dir, {.launches = true, .counters = true, .rank = std::nullopt});
+    ChromeOptions options;
+    options.steps = default_steps(*data);
+    auto trace = chrome_trace(*data, options);
+    std::string file = dir + "/trace.json";
+    (void)write_chrome_trace(*trace, file);
+    seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    mb = static_cast<double>(fs::file_size(file)) / 1e6;
+  }
+  state.counters["trace_mb"] = mb;
+  state.counters["export_s"] = seconds / static_cast<double>(state.iterations());
+  state.counters["events_recorded"] = static_cast<double>(recorded->events);
+}
+BENCHMARK(BM_ChromeDemo)->Iterations(2)->Unit(benchmark::kMillisecond);
+
 }  // namespace npukit::prof
