@@ -15,6 +15,7 @@ json header(const ReportHeader& h) {
   json devices = json::array();
   for (const auto& [id, name] : h.devices) devices.push_back({{"id", id}, {"name", name}});
   return {{"database", h.db},
+          {"ranks", h.ranks},
           {"schema_version", h.schema_version},
           {"producer", h.producer},
           {"complete", h.complete},

@@ -180,11 +180,13 @@ TEST(Cli, RankNarrowsAMultiRankRecordingToOneRank) {
   auto all = run_command(prof() + " report " + run.dir);
   ASSERT_EQ(all.exit_code, 0) << all.output;
   EXPECT_NE(all.output.find("devices 0,1 "), std::string::npos) << all.output.substr(0, 400);
+  EXPECT_NE(all.output.find("Recording:  complete, 2 ranks (one PROF_ tree each)"), std::string::npos);
   auto one = run_command(prof() + " report " + run.dir + " --rank 1 --format json");
   ASSERT_EQ(one.exit_code, 0) << one.output;
   auto j = nlohmann::json::parse(one.output, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << one.output;
   EXPECT_EQ(j["header"]["tasks"], 51);
+  EXPECT_EQ(j["header"]["ranks"], 1);
   for (const auto& step : j["steps"]) EXPECT_EQ(step["device"], 1);
   auto missing = run_command(prof() + " report " + run.dir + " --rank 7");
   EXPECT_EQ(missing.exit_code, 3);
