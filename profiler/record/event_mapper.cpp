@@ -122,6 +122,7 @@ Result<int64_t> EventMapper::task(const tf::Event& e, int64_t duration, uint64_t
                                                   int64_t{tf::unpack_pid(stream_pid)}, task_type, kNoId32,
                                                   int64_t{tf::unpack_stream(stream_pid)}, i64(task_id), kNoId32}));
   w_.note_time(start, end);
+  w_.note_task(e.device, start, end, task_type == ids_.communication);
   last_ts_ = std::max(last_ts_, end);
   return gid;
 }

@@ -23,20 +23,6 @@ Result<std::vector<StepWindow>> load_step_windows(Db& db, int64_t job) {
   return out;
 }
 
-Result<std::map<int, Overlap>> overlap_from_tasks(Db& db) {
-  // Compare ids, not strings: one STRING_IDS lookup instead of one per task.
-  auto q = db.prepare(
-      "SELECT deviceId, startNs, endNs, taskType = "
-      "coalesce((SELECT id FROM STRING_IDS WHERE value = 'COMMUNICATION'), -1) FROM TASK");
-  if (!q.ok()) return q.status();
-  std::map<int, std::vector<TaskSpan>> spans;
-  while (q->next()) spans[static_cast<int>(q->i64(0))].push_back({q->i64(1), q->i64(2), q->i64(3) != 0});
-  if (!q->status().ok()) return q->status();
-  std::map<int, Overlap> out;
-  for (const auto& [device, tasks] : spans) out[device] = analyze_overlap(tasks);
-  return out;
-}
-
 Result<uint64_t> write_overlap(Db& db, const std::map<int, Overlap>& overlap) {
   auto ins = db.prepare("INSERT INTO OVERLAP_ANALYSIS VALUES (?, ?, ?, ?, ?)");
   if (!ins.ok()) return ins.status();

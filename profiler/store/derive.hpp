@@ -25,8 +25,6 @@ struct StepWindow {
 Result<std::optional<int64_t>> main_job(Db& db);
 Result<std::vector<StepWindow>> load_step_windows(Db& db, int64_t job);
 
-// Per device, from TASK (COMMUNICATION tasks are communication, every other task compute).
-Result<std::map<int, Overlap>> overlap_from_tasks(Db& db);
 // Writes OVERLAP_ANALYSIS rows (ids dense from 0); returns the row count.
 Result<uint64_t> write_overlap(Db& db, const std::map<int, Overlap>& overlap);
 

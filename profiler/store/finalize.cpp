@@ -66,9 +66,9 @@ Result<FinalizeStats> ProfileWriter::finalize(int rank) {
   auto steps = write_steps(db_, rank);
   if (!steps.ok()) return steps.status();
   stats.steps = *steps;
-  auto overlap = overlap_from_tasks(db_);
-  if (!overlap.ok()) return overlap.status();
-  auto rows = write_overlap(db_, *overlap);
+  std::map<int, Overlap> overlap;
+  for (const auto& [device, spans] : spans_) overlap[device] = analyze_overlap(spans);
+  auto rows = write_overlap(db_, overlap);
   if (!rows.ok()) return rows.status();
   stats.overlap_rows = *rows;
   NPUKIT_RETURN_IF_ERROR(set_run("orphan_launches_removed", std::to_string(stats.orphan_launches)));

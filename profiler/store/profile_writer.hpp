@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,6 +23,7 @@
 #include <variant>
 #include <vector>
 
+#include "profiler/store/intervals.hpp"
 #include "profiler/store/sqlite_db.hpp"
 
 namespace npukit::prof {
@@ -95,6 +97,11 @@ class ProfileWriter {
   Result<int64_t> intern(std::string_view value) { return strings_.id(value); }
   int64_t next_global_task_id() { return next_task_++; }
   int64_t next_op_id() { return next_op_++; }
+  // A TASK row's span, kept in memory for finalize's overlap analysis (so it need not read the
+  // table back). Every TASK row written must be noted.
+  void note_task(int device, int64_t start_ns, int64_t end_ns, bool communication) {
+    spans_[device].push_back({start_ns, end_ns, communication});
+  }
   // Widens the session window to [start, end].
   void note_time(int64_t start_ns, int64_t end_ns) {
     if (start_ns < session_start_) session_start_ = start_ns;
@@ -124,6 +131,7 @@ class ProfileWriter {
   int64_t next_task_ = 0;
   int64_t next_op_ = 0;
   bool in_batch_ = false;
+  std::map<int, std::vector<TaskSpan>> spans_;  // note_task(), by device
 };
 
 }  // namespace npukit::prof

@@ -201,9 +201,7 @@ Status create_schema(Db& db) {
 
 Status create_indexes(Db& db) {
   NPUKIT_RETURN_IF_ERROR(db.exec("CREATE INDEX IF NOT EXISTS TaskIndex ON TASK(startNs, globalTaskId)"));
-  NPUKIT_RETURN_IF_ERROR(
-      db.exec("CREATE INDEX IF NOT EXISTS CommunicationTaskIndex ON COMMUNICATION_TASK_INFO(globalTaskId)"));
-  return db.exec("CREATE INDEX IF NOT EXISTS TaskDeviceStreamIndex ON TASK(deviceId, streamId, startNs)");
+  return db.exec("CREATE INDEX IF NOT EXISTS CommunicationTaskIndex ON COMMUNICATION_TASK_INFO(globalTaskId)");
 }
 
 Status set_meta(Db& db, std::string_view name, std::string_view value) {

@@ -59,7 +59,8 @@ std::string insert_sql(const TableDef& table);
 // Creates every table and fills the ENUM_* tables (all rows, used or not) and META_DATA's
 // schema rows. Indexes come later (create_indexes) so recording inserts stay cheap.
 Status create_schema(Db& db);
-// msprof's TaskIndex and CommunicationTaskIndex plus our TASK(deviceId, streamId, startNs).
+// msprof's TaskIndex and CommunicationTaskIndex (a rank's database holds one device: the
+// TASK(startNs) index serves its per-stream queries too).
 Status create_indexes(Db& db);
 
 // Sets META_DATA name = value (replacing an existing row).

@@ -79,7 +79,7 @@ TEST_F(SchemaTest, MetaDataCarriesVersionProducerAndState) {
   EXPECT_EQ(sqlite(db(), "PRAGMA journal_mode").output, "delete\n");
   EXPECT_FALSE(std::filesystem::exists(db() + "-wal"));
   EXPECT_EQ(sqlite(db(), "SELECT name FROM sqlite_master WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name").output,
-            "CommunicationTaskIndex\nTaskDeviceStreamIndex\nTaskIndex\n");
+            "CommunicationTaskIndex\nTaskIndex\n");
 }
 
 TEST_F(SchemaTest, StringsAreInternedOnceWithDenseIds) {
