@@ -81,6 +81,7 @@ Status RankSinks::write(const Batch& batch, int threads) {
   for (const tf::Event& e : *batch.events) {
     if (e.type == tf::EventType::kJobStarted) NPUKIT_RETURN_IF_ERROR(note_job(e));
   }
+  if (sinks_.empty()) return Status::Ok();
   std::size_t n = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(threads, 1)), 1, sinks_.size());
   std::vector<Status> results(n);
   auto group = [&](std::size_t g) {
