@@ -196,7 +196,7 @@ void Publisher::on_task_end(const TaskRecord& r) {
 }
 
 void Publisher::on_memory(const MemoryRecord& r) {
-  record_at(r.alloc ? tf::EventType::kAlloc : tf::EventType::kFree, r.device, r.at, "",
+  record_at(r.alloc ? tf::EventType::kAlloc : tf::EventType::kFree, r.device, r.at, std::string(r.tag),
             {r.bytes, r.address, r.pid, r.allocated_after});
 }
 

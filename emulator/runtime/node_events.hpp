@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "emulator/device/memory.hpp"
@@ -30,6 +31,8 @@ struct MemoryRecord {
   DevPtr address = 0;
   uint64_t allocated_after = 0;  // the context's live requested bytes after the call
   Nanos at = 0;
+  std::string_view tag;  // what the caller calls the buffer ("activations"; "" when unnamed);
+                         // valid during the observer call only
 };
 
 struct LinkStateRecord {

@@ -256,7 +256,7 @@ ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const
   Nanos host_ns = 0;
   switch (op.kind) {
     case Kind::kAlloc: {
-      auto a = ctx.allocate(op.bytes);
+      auto a = ctx.allocate(op.bytes, op.buffer);
       if (!a.ok()) {
         st = a.status();
         break;
@@ -272,7 +272,7 @@ ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const
         st = InvalidArgument("rank " + std::to_string(rank) + ": free of unknown buffer '" + op.buffer + "'");
         break;
       }
-      auto a = ctx.deallocate(it->second.ptr);
+      auto a = ctx.deallocate(it->second.ptr, op.buffer);
       r.buffers.erase(it);
       if (!a.ok()) st = a.status();
       else host_ns = a->host_ns;

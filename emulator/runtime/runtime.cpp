@@ -49,22 +49,22 @@ Status Context::check_range(DevPtr ptr, uint64_t bytes, const char* what) const 
                          std::to_string(device_));
 }
 
-Result<AllocResult> Context::allocate(uint64_t bytes) {
+Result<AllocResult> Context::allocate(uint64_t bytes, std::string_view tag) {
   auto r = allocator_->allocate(bytes);
   const NodeEvents& events = node_.events();
   if (r.ok() && !events.empty()) {
-    events.memory({true, device_, pid_, bytes, r->ptr, allocator_->stats().allocated_bytes, node_.now()});
+    events.memory({true, device_, pid_, bytes, r->ptr, allocator_->stats().allocated_bytes, node_.now(), tag});
   }
   return r;
 }
 
-Result<AllocResult> Context::deallocate(DevPtr ptr) {
+Result<AllocResult> Context::deallocate(DevPtr ptr, std::string_view tag) {
   const NodeEvents& events = node_.events();
   uint64_t before = events.empty() ? 0 : allocator_->stats().allocated_bytes;
   auto r = allocator_->release(ptr);
   if (r.ok() && !events.empty()) {
     uint64_t after = allocator_->stats().allocated_bytes;
-    events.memory({false, device_, pid_, before - after, ptr, after, node_.now()});
+    events.memory({false, device_, pid_, before - after, ptr, after, node_.now(), tag});
   }
   return r;
 }

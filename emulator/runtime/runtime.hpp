@@ -61,8 +61,9 @@ class Context {
   Status free(DevPtr ptr);
   // The same without blocking: the caller accounts for the returned host time itself
   // (program runners, which must not run the scheduler re-entrantly).
-  Result<AllocResult> allocate(uint64_t bytes);
-  Result<AllocResult> deallocate(DevPtr ptr);
+  // `tag` names the buffer for observers (profilers show it).
+  Result<AllocResult> allocate(uint64_t bytes, std::string_view tag = "");
+  Result<AllocResult> deallocate(DevPtr ptr, std::string_view tag = "");
   Nanos empty_cache_cost() { return allocator_->empty_cache(); }
   void empty_cache();
   AllocatorStats allocator_stats() const { return allocator_->stats(); }

@@ -211,8 +211,12 @@ Status load_node_data(Db& db, ProfileData& p) {
   NPUKIT_RETURN_IF_ERROR(mem->status());
   auto has = db.has_table("EMU_EVENT");
   if (!has.ok() || !*has) return has.status();
-  auto ev = db.prepare("SELECT e.timestampNs, e.deviceId, s.value, e.a, e.b, e.c, e.d FROM EMU_EVENT e "
-                       "JOIN STRING_IDS s ON s.id = e.type ORDER BY e.timestampNs");
+  // EMU_EVENT.type names EMU_EVENT_TYPE; in profiles older than that table, STRING_IDS.
+  auto has_enum = db.has_table("EMU_EVENT_TYPE");
+  if (!has_enum.ok()) return has_enum.status();
+  std::string types = *has_enum ? "EMU_EVENT_TYPE s ON s.id = e.type" : "STRING_IDS s ON s.id = e.type";
+  auto ev = db.prepare("SELECT e.timestampNs, e.deviceId, " + std::string(*has_enum ? "s.name" : "s.value") +
+                       ", e.a, e.b, e.c, e.d FROM EMU_EVENT e JOIN " + types + " ORDER BY e.timestampNs");
   if (!ev.ok()) return ev.status();
   while (ev->next()) {
     NodeEvent e{static_cast<int32_t>(ev->i64(1)), ev->i64(0), ev->text(2), static_cast<uint64_t>(ev->i64(3)),

@@ -229,9 +229,7 @@ Status EventMapper::marker(const tf::Event& e) {
 }
 
 Status EventMapper::node_event(const tf::Event& e) {
-  const tf::EventTypeDef* def = tf::find_event_type(e.type);
-  auto type = w_.intern(def != nullptr ? def->name : "unknown_" + std::to_string(static_cast<int>(e.type)));
-  if (!type.ok()) return type.status();
+  int64_t type = static_cast<int>(e.type);  // EMU_EVENT_TYPE.id
   auto name = string_id(e.name_id);
   if (!name.ok()) return name.status();
   auto message = string_id(e.aux_id);
@@ -239,11 +237,12 @@ Status EventMapper::node_event(const tf::Event& e) {
   int64_t ts = unix_ns(e.ts_ns);
   w_.note_time(ts, ts);
   const auto& w = e.words;
-  NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kEmuEvent, {ts, int64_t{e.device}, *type, *name, *message, i64(w[0]),
+  NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kEmuEvent, {ts, int64_t{e.device}, type, *name, *message, i64(w[0]),
                                                       i64(w[1]), i64(w[2]), i64(w[3])}));
   if (e.type != tf::EventType::kAlloc && e.type != tf::EventType::kFree) return Status::Ok();
   bool alloc = e.type == tf::EventType::kAlloc;
-  return w_.insert(Table::kNpuOpMem, {ids_.na, i64(w[1]), alloc ? ids_.alloc : ids_.free, i64(w[0]), ts,
+  int64_t buffer = e.name_id == 0 ? ids_.na : *name;  // the buffer's name in its program
+  return w_.insert(Table::kNpuOpMem, {buffer, i64(w[1]), alloc ? ids_.alloc : ids_.free, i64(w[0]), ts,
                                       i64(w[2]) << 32, i64(w[3]), std::monostate{}, ids_.na, int64_t{e.device}});
 }
 

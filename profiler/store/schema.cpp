@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "telemetry/events.hpp"
+
 namespace npukit::prof {
 
 namespace {
@@ -53,8 +55,10 @@ constexpr ColumnDef kHbm[] = {I("deviceId"), I("timestampNs"), N("bandwidth"), I
 constexpr ColumnDef kHccs[] = {I("deviceId"), I("timestampNs"), N("txThroughput"), N("rxThroughput")};
 
 constexpr ColumnDef kEmuRun[] = {{"key", "TEXT", true}, T("value")};
-constexpr ColumnDef kEmuEvent[] = {I("timestampNs"), I("deviceId"), S("type"), S("name"), S("message"),
+// type: EMU_EVENT_TYPE.id (the bus's event type ids, which are never reused).
+constexpr ColumnDef kEmuEvent[] = {I("timestampNs"), I("deviceId"), I("type"), S("name"), S("message"),
                                    I("a"),           I("b"),        I("c"),    I("d")};
+constexpr ColumnDef kEmuEventType[] = {PK("id"), T("name"), T("payload")};
 constexpr ColumnDef kEmuStep[] = {I("jobId"), S("jobName"), I("deviceId"), I("stepId"),
                                   I("startNs"), I("endNs"), I("globalPid")};
 constexpr ColumnDef kEmuCounter[] = {I("timestampNs"), I("deviceId"), I("linkId"), I("fieldId"), S("name"), R("value")};
@@ -95,6 +99,7 @@ constexpr TableDef kTables[] = {
     {"STEP_TIME", O::kTorchNpu, kStepTime, "derived at finalize: step windows of the main job"},
     {"EMU_RUN", O::kEmulator, kEmuRun, "recording facts: node, clock base, command, mode, drops"},
     {"EMU_EVENT", O::kEmulator, kEmuEvent, "node events: jobs, health, throttling, faults, ECC, links"},
+    {"EMU_EVENT_TYPE", O::kEmulator, kEmuEventType, "EMU_EVENT.type: the bus's event types and what a..d hold"},
     {"EMU_STEP", O::kEmulator, kEmuStep, "step windows per job and device"},
     {"EMU_COUNTER", O::kEmulator, kEmuCounter, "every sampled counter by its telemetry field name"},
     {"EMU_LINK", O::kEmulator, kEmuLink, "the node's links (linkId of EMU_COUNTER rows)"},
@@ -152,6 +157,12 @@ Status fill_enums(Db& db) {
     auto insert = db.prepare("INSERT INTO " + std::string(e.table) + " VALUES (?, ?)");
     if (!insert.ok()) return insert.status();
     for (const Row& r : e.rows) NPUKIT_RETURN_IF_ERROR(insert->bind(1, r.first).bind(2, r.second).run());
+  }
+  // The bus's own table of event types (telemetry/events.cpp), payload meanings included.
+  auto events = db.prepare("INSERT INTO EMU_EVENT_TYPE VALUES (?, ?, ?)");
+  if (!events.ok()) return events.status();
+  for (const telemetry::EventTypeDef& t : telemetry::all_event_types()) {
+    NPUKIT_RETURN_IF_ERROR(events->bind(1, int64_t{static_cast<int>(t.type)}).bind(2, t.name).bind(3, t.payload).run());
   }
   return Status::Ok();
 }

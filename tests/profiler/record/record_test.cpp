@@ -174,6 +174,16 @@ TEST(Record, AllocatorChurnFillsTheMemoryTableAndTheReportFindsTheChurn) {
             "0\n");
   EXPECT_EQ(sqlite(run.db, "SELECT totalAllocate FROM NPU_OP_MEM ORDER BY timestampNs DESC, rowid DESC LIMIT 1").output,
             "0\n");
+  // Each allocation carries its buffer's name in the program (the workload's tmp0..tmp3), and
+  // EMU_EVENT's type names an EMU_EVENT_TYPE row.
+  EXPECT_EQ(sqlite(run.db, "SELECT DISTINCT s.value FROM NPU_OP_MEM m JOIN STRING_IDS s ON s.id = m.operatorName "
+                           "ORDER BY 1").output,
+            "tmp0\ntmp1\ntmp2\ntmp3\n");
+  EXPECT_EQ(sqlite(run.db, "SELECT t.name, count(*) FROM EMU_EVENT e JOIN EMU_EVENT_TYPE t ON t.id = e.type "
+                           "WHERE t.name IN ('alloc', 'free') GROUP BY t.name ORDER BY 1").output,
+            "alloc|2400\nfree|2400\n");
+  EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM EMU_EVENT e LEFT JOIN EMU_EVENT_TYPE t ON t.id = e.type "
+                           "WHERE t.id IS NULL").output, "0\n");
   auto report = run_command(prof() + " report " + run.dir);
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(report.output.find("HBM allocator churn: 800 allocations per step across the node (2400 in 3 steps)"),
