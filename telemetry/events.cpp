@@ -28,7 +28,8 @@ constexpr EventTypeDef kEventTypes[] = {
      "b: bytes (per rank); c: task id | HCCL data type << 56; d: stream | pid << 32"},
     {EventType::kHealthChanged, "health_changed", "a: old health; b: new health; c: error code"},
     {EventType::kThrottleChanged, "throttle_changed",
-     "a: old reasons bitmask; b: new reasons bitmask; c: AI-core clock MHz after"},
+     "every DVFS step that changed a device's AI-core clock or its throttle reasons, at its virtual "
+     "time: a: old reasons bitmask; b: new reasons bitmask; c: AI-core clock MHz after"},
     {EventType::kFaultInjected, "fault_injected", "name: fault kind; a..d: fault parameters"},
     {EventType::kFaultCleared, "fault_cleared", "name: fault kind"},
     {EventType::kProcessStarted, "process_started", "name: process name; a: pid"},

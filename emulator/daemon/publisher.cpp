@@ -92,7 +92,6 @@ Publisher::Publisher(Node& node, tf::Writer& writer)
     : node_(node),
       writer_(writer),
       last_health_(node.device_count(), 0),
-      last_throttle_(node.device_count(), 0),
       links_(published_links(node)),
       bus_links_(node.fabric().links().size(), -1),
       has_hccs_(static_cast<std::size_t>(node.device_count()), false) {
@@ -212,6 +211,11 @@ void Publisher::on_ecc(const EccRecord& r) {
             {r.double_bit ? 2u : 1u, r.errors, r.isolated_pages, r.total_after});
 }
 
+void Publisher::on_clock(const ClockRecord& r) {
+  record_at(tf::EventType::kThrottleChanged, r.device, r.at, "",
+            {r.reasons_before, r.reasons_after, static_cast<uint64_t>(r.clock_mhz), 0});
+}
+
 void Publisher::publish(double speed, Nanos lag_ns) {
   node_.physics().sample();
   {
@@ -305,11 +309,6 @@ void Publisher::publish_device(int d) {
   if (health != last_health_[d]) {
     record(tf::EventType::kHealthChanged, d, "", {last_health_[d], health, code, 0});
     last_health_[d] = health;
-  }
-  if (s.throttle_reasons != last_throttle_[d]) {
-    record(tf::EventType::kThrottleChanged, d, "",
-           {last_throttle_[d], s.throttle_reasons, static_cast<uint64_t>(dev.clock_mhz()), 0});
-    last_throttle_[d] = s.throttle_reasons;
   }
 }
 

@@ -37,6 +37,7 @@ class Publisher final : public TaskObserver, public NodeObserver {
   void on_memory(const MemoryRecord& r) override;
   void on_link_state(const LinkStateRecord& r) override;
   void on_ecc(const EccRecord& r) override;
+  void on_clock(const ClockRecord& r) override;
   // Records a marker-like event with a name (job started/finished, faults).
   void record(telemetry::EventType type, int device, const std::string& name,
               std::array<uint64_t, 4> words = {}, const std::string& aux = "");
@@ -58,7 +59,6 @@ class Publisher final : public TaskObserver, public NodeObserver {
   Node& node_;
   telemetry::Writer& writer_;
   std::vector<uint64_t> last_health_;
-  std::vector<uint64_t> last_throttle_;
   std::vector<int> links_;      // bus link index -> fabric link id
   std::vector<int> bus_links_;  // fabric link id -> bus link index, -1 when not published
   std::vector<bool> has_hccs_;  // by device: it has outgoing HCCS links

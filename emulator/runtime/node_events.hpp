@@ -51,12 +51,22 @@ struct EccRecord {
   Nanos at = 0;
 };
 
+// A DVFS decision that changed a device's AI-core clock or its throttle reasons.
+struct ClockRecord {
+  int device = 0;
+  uint32_t reasons_before = 0;  // ThrottleReason bits
+  uint32_t reasons_after = 0;
+  int clock_mhz = 0;  // after
+  Nanos at = 0;
+};
+
 class NodeObserver {
  public:
   virtual ~NodeObserver() = default;
   virtual void on_memory(const MemoryRecord&) {}
   virtual void on_link_state(const LinkStateRecord&) {}
   virtual void on_ecc(const EccRecord&) {}
+  virtual void on_clock(const ClockRecord&) {}
 };
 
 // The node's observer list and the calls that notify it.
@@ -75,6 +85,9 @@ class NodeEvents {
   }
   void ecc(const EccRecord& r) const {
     for (NodeObserver* o : observers_) o->on_ecc(r);
+  }
+  void clock(const ClockRecord& r) const {
+    for (NodeObserver* o : observers_) o->on_clock(r);
   }
 
  private:

@@ -93,7 +93,13 @@ void Physics::update_device(Device& dev, State& st, Nanos now) {
   update_faults(dev, st, dt_s, now);
   update_power_thermal(dev, dt_s);
   if (now >= st.next_dvfs) {
+    uint32_t reasons = dev.sensors().throttle_reasons;
+    int mhz = dev.clock_mhz();
     update_dvfs(dev);
+    uint32_t after = dev.sensors().throttle_reasons;
+    if (!events_.empty() && (after != reasons || dev.clock_mhz() != mhz)) {
+      events_.clock({dev.id(), reasons, after, dev.clock_mhz(), now});
+    }
     st.next_dvfs = now + options_.dvfs_period_ns;
   }
 }

@@ -227,6 +227,22 @@ Status load_node_data(Db& db, ProfileData& p) {
   return ev->status();
 }
 
+Status load_initial_clock(Db& db, ProfileData& p) {
+  auto has = db.has_table("EMU_COUNTER");
+  if (!has.ok() || !*has) return has.status();
+  auto q = db.prepare(
+      "SELECT c.deviceId, s.value, c.value FROM EMU_COUNTER c JOIN STRING_IDS s ON s.id = c.name "
+      "WHERE s.value IN ('npu_throttle_reasons', 'npu_aicore_clock_mhz') AND c.deviceId >= 0 "
+      "AND c.timestampNs = (SELECT min(timestampNs) FROM EMU_COUNTER)");
+  if (!q.ok()) return q.status();
+  while (q->next()) {
+    ProfileData::ClockState& s = p.initial_clock[static_cast<int>(q->i64(0))];
+    if (q->text(1) == "npu_throttle_reasons") s.reasons = static_cast<uint64_t>(q->f64(2));
+    else s.clock_mhz = static_cast<int>(q->f64(2));
+  }
+  return q->status();
+}
+
 Status load_launches(Db& db, ProfileData& p) {
   auto q = db.prepare("SELECT connectionId, startNs, endNs, type, globalTid, name FROM CANN_API ORDER BY startNs, connectionId");
   if (!q.ok()) return q.status();
@@ -288,7 +304,8 @@ Result<ProfileData> load_one(const std::string& file, const LoadOptions& options
   if (!db.ok()) return db.status();
   ProfileData p;
   p.db_path = file;
-  for (auto step : {validate, load_basics, load_tasks, load_collectives, load_steps, load_overlap, load_node_data}) {
+  for (auto step : {validate, load_basics, load_tasks, load_collectives, load_steps, load_overlap, load_node_data,
+                    load_initial_clock}) {
     Status s = step(*db, p);
     if (!s.ok()) return as_bad_input(s, p.db_path);
   }

@@ -106,6 +106,13 @@ struct ProfileData {
   std::vector<MemorySample> memory;
   std::vector<NodeEvent> events;  // EMU_EVENT without alloc/free
   uint64_t alloc_events = 0;      // NPU_OP_MEM alloc rows
+  // Per device, the first counter sample's throttle reasons and AI-core clock: a device already
+  // throttled when the recording began changes nothing the events would show.
+  struct ClockState {
+    uint64_t reasons = 0;
+    int clock_mhz = 0;
+  };
+  std::map<int, ClockState> initial_clock;
   std::vector<LaunchRecord> launches;   // with LoadOptions::launches
   std::vector<CounterSample> counters;  // with LoadOptions::counters
 

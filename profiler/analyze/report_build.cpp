@@ -206,30 +206,60 @@ void memory_tables(const ProfileData& d, Report& r) {
   for (auto& [key, point] : slots) r.memory_timeline.push_back(point);
 }
 
+// Throttle periods from the node's clock changes (every DVFS step is a throttle_changed event:
+// reasons before/after, the clock after): from the first step with a reason to the one that
+// clears them, with the time spent at each clock.
 void throttle_periods(const ProfileData& d, Report& r) {
-  std::map<int, ThrottlePeriod> open;
+  struct Open {
+    ThrottlePeriod period;
+    int64_t since = 0;  // the current clock's start
+    int clock = 0;
+  };
+  std::map<int, Open> open;
+  for (const auto& [device, s] : d.initial_clock) {  // throttled before the recording began
+    if (s.reasons != 0) open[device] = {{device, d.session_start, d.session_start, true, s.reasons, static_cast<double>(s.clock_mhz), {}},
+                                        d.session_start, s.clock_mhz};
+  }
   for (const NodeEvent& e : d.events) {
     if (e.type != "throttle_changed") continue;
     auto it = open.find(e.device);
-    if (e.b != 0 && it == open.end()) {
-      open[e.device] = {e.device, e.ts, e.ts, true, e.b, static_cast<double>(e.c)};
-    } else if (it != open.end()) {
-      it->second.reasons |= e.b;
-      if (e.c > 0) it->second.min_clock_mhz = std::min(it->second.min_clock_mhz, static_cast<double>(e.c));
-      if (e.b == 0) {
-        it->second.end = e.ts, it->second.open = false;
-        r.throttles.push_back(it->second);
-        open.erase(it);
-      }
+    int clock = static_cast<int>(e.c);
+    if (it == open.end()) {
+      if (e.b != 0) open[e.device] = {{e.device, e.ts, e.ts, true, e.b, static_cast<double>(clock), {}}, e.ts, clock};
+      continue;
+    }
+    Open& o = it->second;
+    o.period.time_at_mhz[o.clock] += e.ts - o.since;
+    o.since = e.ts, o.clock = clock;
+    o.period.reasons |= e.b;
+    if (clock > 0) o.period.min_clock_mhz = std::min(o.period.min_clock_mhz, static_cast<double>(clock));
+    if (e.b == 0) {
+      o.period.end = e.ts, o.period.open = false;
+      r.throttles.push_back(std::move(o.period));
+      open.erase(it);
     }
   }
-  for (auto& [device, p] : open) {
-    p.end = d.session_end;
-    r.throttles.push_back(p);
+  for (auto& [device, o] : open) {
+    o.period.end = std::max(d.session_end, o.since);
+    o.period.time_at_mhz[o.clock] += o.period.end - o.since;
+    r.throttles.push_back(std::move(o.period));
   }
 }
 
 }  // namespace
+
+int ThrottlePeriod::main_clock_mhz() const {
+  auto it = std::max_element(time_at_mhz.begin(), time_at_mhz.end(),
+                             [](const auto& a, const auto& b) { return a.second < b.second; });
+  return it == time_at_mhz.end() ? static_cast<int>(min_clock_mhz) : it->first;
+}
+
+double ThrottlePeriod::main_clock_share() const {
+  int64_t total = 0;
+  for (const auto& [mhz, ns] : time_at_mhz) total += ns;
+  auto it = time_at_mhz.find(main_clock_mhz());
+  return total > 0 && it != time_at_mhz.end() ? static_cast<double>(it->second) / static_cast<double>(total) : 0;
+}
 
 StepFilter::StepFilter(const ProfileData& d, std::optional<int64_t> step) : all_(!step) {
   for (const StepWindow& w : d.steps) {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -108,6 +109,10 @@ struct ThrottlePeriod {
   bool open = false;  // still throttled when the recording ended
   uint64_t reasons = 0;
   double min_clock_mhz = 0;
+  std::map<int, int64_t> time_at_mhz;  // ns the device spent at each AI-core clock in the period
+  // The clock the most time was spent at, and that time's share of the period.
+  int main_clock_mhz() const;
+  double main_clock_share() const;
 };
 
 struct Finding {

@@ -94,8 +94,10 @@ json render_json(const Report& r) {
   }
   for (const StepRow& s : r.steps) steps.push_back(step(s));
   for (const ThrottlePeriod& p : r.throttles) {
+    json at = json::object();
+    for (const auto& [mhz, ns] : p.time_at_mhz) at[std::to_string(mhz)] = ns;
     throttles.push_back({{"device", p.device}, {"start_ns", p.start}, {"end_ns", p.end}, {"still_throttled", p.open},
-                         {"reasons_bitmask", p.reasons}, {"min_clock_mhz", p.min_clock_mhz}});
+                         {"reasons_bitmask", p.reasons}, {"min_clock_mhz", p.min_clock_mhz}, {"time_at_mhz_ns", at}});
   }
   for (const Finding& f : r.findings) {
     json numbers = json::object();

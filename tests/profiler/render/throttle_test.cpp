@@ -1,0 +1,73 @@
+// Throttling as it happened, from every DVFS step on the bus: a chip whose clock walks down is
+// reported at the lowest clock it reached with the time it spent at each clock (the report used to
+// keep the first step's clock), and a chip already throttled when the recording starts is
+// reported as throttled (the report used to see nothing without a change of reasons).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/profiler/prof_test_util.hpp"
+
+namespace npukit::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr double kMinClockMhz = 800;  // Ascend910B2's lowest AI-core clock
+
+json report_of(const std::string& dir) {
+  auto r = run_command(prof() + " report " + dir + " --format json");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  return json::parse(r.output, nullptr, false);
+}
+
+// A node at 100x whose device 0 has lost its cooling (the over-temperature fault).
+struct HotNode {
+  ScopedNode node{"throttle", "--speed 100 --seed 7"};
+  HotNode() {
+    auto r = run_command(emud() + " inject --node-name " + node.name() + " --device 0 --fault over-temperature");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+  }
+  CommandResult record(const std::string& dir, int steps) {
+    return run_command(prof() + " record -o " + dir + " --node-name " + node.name() + " -- " + npu_run() +
+                       " burn --devices 0 --steps " + std::to_string(steps));
+  }
+};
+
+TEST(Throttle, AClockThatWalksDownIsReportedAtItsLowestWithTheTimeAtEachClock) {
+  HotNode hot;
+  TempDir dir("throttle-walk");
+  auto r = hot.record(dir.str(), 150);  // ~16 s of the node's time: it heats past 85 C and steps down
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = report_of(dir.str());
+  ASSERT_FALSE(j["throttling"].empty()) << r.output;
+  const json& p = j["throttling"][0];
+  EXPECT_EQ(p["device"], 0);
+  EXPECT_EQ(p["min_clock_mhz"].get<double>(), kMinClockMhz);
+  EXPECT_GE(p["time_at_mhz_ns"].size(), 5u) << p.dump() << ": one entry per clock it stepped through";
+  int64_t total = 0;
+  for (const auto& [mhz, ns] : p["time_at_mhz_ns"].items()) total += ns.get<int64_t>();
+  EXPECT_EQ(total, p["end_ns"].get<int64_t>() - p["start_ns"].get<int64_t>());
+  bool found = false;
+  for (const json& f : j["findings"]) found = found || f["id"] == "throttling";
+  EXPECT_TRUE(found);
+}
+
+TEST(Throttle, AChipAlreadyThrottledWhenTheRecordingStartsIsReported) {
+  HotNode hot;
+  auto heat = run_command(npu_run() + " burn --devices 0 --steps 300 --node-name " + hot.node.name());
+  ASSERT_EQ(heat.exit_code, 0) << heat.output;
+  TempDir dir("throttle-hot");
+  auto r = hot.record(dir.str(), 4);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = report_of(dir.str());
+  ASSERT_EQ(j["throttling"].size(), 1u) << r.output;
+  const json& p = j["throttling"][0];
+  EXPECT_EQ(p["min_clock_mhz"].get<double>(), kMinClockMhz);
+  EXPECT_EQ(p["still_throttled"], true);
+  EXPECT_EQ(p["time_at_mhz_ns"].size(), 1u) << p.dump() << ": pinned at the lowest clock throughout";
+  EXPECT_TRUE(p["time_at_mhz_ns"].contains("800"));
+}
+
+}  // namespace
+}  // namespace npukit::testing
