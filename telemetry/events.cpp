@@ -16,12 +16,13 @@ constexpr EventTypeDef kEventTypes[] = {
      "ts: start; a: duration ns; b: bytes; c: kind (0 H2D, 1 D2H, 2 D2D) | task id << 8; d: stream | pid << 32"},
     {EventType::kAlloc, "alloc",
      "ts: the call; device: where; name: the buffer's name in its program (\"activations\"; none when "
-     "unnamed); a: bytes requested; b: device address; c: pid; d: the process's allocated bytes on the "
-     "device after the call (msprof totalAllocate)"},
+     "unnamed); a: bytes requested; b: device address; c: pid | the call's host cost ns << 32 (the "
+     "allocator's modelled aclrtMalloc time); d: the process's allocated bytes on the device after the "
+     "call (msprof totalAllocate)"},
     {EventType::kFree, "free",
      "ts: the call; device: where; name: the buffer's name; a: bytes of the freed allocation (as "
-     "requested); b: its device address; c: pid; d: the process's allocated bytes on the device after "
-     "the call"},
+     "requested); b: its device address; c: pid | the call's host cost ns << 32; d: the process's "
+     "allocated bytes on the device after the call"},
     {EventType::kCollective, "collective",
      "ts: start; name: op type (hcom_allReduce_, ...); aux: the communicator, "
      "\"<name>|<size>|<devices by rank>|<MESH|RING>|<HCCS|PCIE>\" (comm_group.hpp); a: duration ns; "

@@ -196,7 +196,8 @@ void Publisher::on_task_end(const TaskRecord& r) {
 
 void Publisher::on_memory(const MemoryRecord& r) {
   record_at(r.alloc ? tf::EventType::kAlloc : tf::EventType::kFree, r.device, r.at, std::string(r.tag),
-            {r.bytes, r.address, r.pid, r.allocated_after});
+            {r.bytes, r.address, r.pid | static_cast<uint64_t>(std::min<Nanos>(r.host_ns, 0xffffffff)) << 32,
+             r.allocated_after});
 }
 
 void Publisher::on_link_state(const LinkStateRecord& r) {

@@ -33,6 +33,7 @@ struct MemoryRecord {
   Nanos at = 0;
   std::string_view tag;  // what the caller calls the buffer ("activations"; "" when unnamed);
                          // valid during the observer call only
+  Nanos host_ns = 0;     // the call's cost on the host (the allocator's modelled aclrtMalloc/Free)
 };
 
 struct LinkStateRecord {

@@ -17,6 +17,7 @@ constexpr double kExposedCommShare = 0.10;     // communication not overlapped, 
 constexpr double kMemoryBoundIntensity = 10;   // FLOP per input byte, far below any cube ridge point
 constexpr double kMemoryBoundMinRatio = 3;     // percent of kernel time for an op to matter
 constexpr double kChurnAllocsPerStep = 100;
+constexpr double kAllocCostShare = 0.005;      // host time in device malloc/free, share of step time
 
 std::string fmt(const char* format, double v) {
   char buf[64];
@@ -123,6 +124,44 @@ void churn(const ProfileData& d, const Report& r, std::vector<Finding>& out) {
                  {{"allocations_per_step", per_step}, {"allocations", static_cast<double>(d.alloc_events)}}});
 }
 
+// What device malloc/free cost the host per step: on each device, the host time of the calls
+// inside its step windows, averaged over its steps; the costliest device speaks for the node.
+void allocator_cost(const ProfileData& d, std::vector<Finding>& out) {
+  struct PerDevice {
+    int64_t host_ns = 0, calls = 0, step_ns = 0, steps = 0;
+  };
+  std::map<int, PerDevice> devices;
+  for (const StepWindow& w : d.steps) {
+    PerDevice& p = devices[w.device];
+    p.step_ns += w.window.end - w.window.start, ++p.steps;
+  }
+  for (const ProfileData::AllocCall& c : d.alloc_calls) {
+    for (const StepWindow& w : d.steps) {
+      if (w.device != c.device || c.ts < w.window.start || c.ts >= w.window.end) continue;
+      devices[c.device].host_ns += c.host_ns, ++devices[c.device].calls;
+      break;
+    }
+  }
+  auto worst = std::max_element(devices.begin(), devices.end(), [](const auto& a, const auto& b) {
+    return a.second.host_ns * b.second.steps < b.second.host_ns * a.second.steps;
+  });
+  if (worst == devices.end() || worst->second.steps == 0 || worst->second.calls == 0) return;
+  const PerDevice& p = worst->second;
+  double per_step = static_cast<double>(p.host_ns) / static_cast<double>(p.steps);
+  double step = static_cast<double>(p.step_ns) / static_cast<double>(p.steps);
+  if (per_step < kAllocCostShare * step) return;
+  double calls = static_cast<double>(p.calls) / static_cast<double>(p.steps);
+  out.push_back({"allocator_cost",
+                 "Device memory allocation costs " + ms(per_step) + " of host time per step (" + pct(per_step / step) +
+                     " of the step) on device " + std::to_string(worst->first) + ": " + fmt("%.0f", calls) +
+                     " malloc/free calls per step at " + fmt("%.0f us", per_step / calls / 1e3) +
+                     " each, each paying the runtime's cost (a non-caching allocator); a caching allocator reuses "
+                     "freed blocks instead.",
+                 {{"host_ms_per_step", per_step / 1e6},
+                  {"percent_of_step", 100 * per_step / step},
+                  {"calls_per_step", calls}}});
+}
+
 void throttling(const Report& r, std::vector<Finding>& out) {
   if (r.throttles.empty()) return;
   struct Device {
@@ -219,6 +258,7 @@ void add_findings(const ProfileData& data, Report& r) {
   aicpu(r, r.findings);
   memory_bound(r, r.findings);
   churn(data, r, r.findings);
+  allocator_cost(data, r.findings);
   throttling(r, r.findings);
 }
 

@@ -63,6 +63,7 @@ void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t
     if (first || e.device >= 0) into.events.push_back(std::move(e));  // node-level: in every rank's database
   }
   into.alloc_events += part.alloc_events;
+  into.alloc_calls.insert(into.alloc_calls.end(), part.alloc_calls.begin(), part.alloc_calls.end());
   into.session_start = first ? part.session_start : std::min(into.session_start, part.session_start);
   into.session_end = first ? part.session_end : std::max(into.session_end, part.session_end);
   into.complete = (first || into.complete) && part.complete;

@@ -221,8 +221,10 @@ Status load_node_data(Db& db, ProfileData& p) {
   while (ev->next()) {
     NodeEvent e{static_cast<int32_t>(ev->i64(1)), ev->i64(0), ev->text(2), static_cast<uint64_t>(ev->i64(3)),
                 static_cast<uint64_t>(ev->i64(4)), static_cast<uint64_t>(ev->i64(5)), static_cast<uint64_t>(ev->i64(6))};
-    if (e.type == "alloc") ++p.alloc_events;
-    else if (e.type != "free") p.events.push_back(std::move(e));
+    bool alloc = e.type == "alloc";
+    if (alloc) ++p.alloc_events;
+    if (alloc || e.type == "free") p.alloc_calls.push_back({e.device, e.ts, static_cast<int64_t>(e.c >> 32)});
+    else p.events.push_back(std::move(e));
   }
   return ev->status();
 }

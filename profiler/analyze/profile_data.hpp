@@ -106,6 +106,12 @@ struct ProfileData {
   std::vector<MemorySample> memory;
   std::vector<NodeEvent> events;  // EMU_EVENT without alloc/free
   uint64_t alloc_events = 0;      // NPU_OP_MEM alloc rows
+  struct AllocCall {  // a device malloc or free and what it cost the host
+    int32_t device = 0;
+    int64_t ts = 0;
+    int64_t host_ns = 0;
+  };
+  std::vector<AllocCall> alloc_calls;
   // Per device, the first counter sample's throttle reasons and AI-core clock: a device already
   // throttled when the recording began changes nothing the events would show.
   struct ClockState {

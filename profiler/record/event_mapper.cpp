@@ -243,7 +243,7 @@ Status EventMapper::node_event(const tf::Event& e) {
   bool alloc = e.type == tf::EventType::kAlloc;
   int64_t buffer = e.name_id == 0 ? ids_.na : *name;  // the buffer's name in its program
   return w_.insert(Table::kNpuOpMem, {buffer, i64(w[1]), alloc ? ids_.alloc : ids_.free, i64(w[0]), ts,
-                                      i64(w[2]) << 32, i64(w[3]), std::monostate{}, ids_.na, int64_t{e.device}});
+                                      i64(w[2] & 0xffffffff) << 32, i64(w[3]), std::monostate{}, ids_.na, int64_t{e.device}});
 }
 
 Status EventMapper::map(const tf::Event& e) {

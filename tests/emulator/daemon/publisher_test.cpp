@@ -39,12 +39,17 @@ TEST(PublisherEvents, AnAllocThenAFreeOfNBytesAreTwoEventsAtTheirVirtualTimes) {
   EXPECT_EQ(a.type, tf::EventType::kAlloc);
   EXPECT_EQ(a.device, 2);
   EXPECT_EQ(a.ts_ns, static_cast<uint64_t>(alloc_at));
-  EXPECT_EQ(a.words, (std::array<uint64_t, 4>{kBytes, *ptr, 4242, kBytes}));
+  // c: the pid, and the call's host cost (what the malloc blocked the host for) above it.
+  EXPECT_EQ(a.words, (std::array<uint64_t, 4>{kBytes, *ptr, 4242 | static_cast<uint64_t>(free_at - alloc_at) << 32, kBytes}));
   const tf::Event& f = events[1];
   EXPECT_EQ(f.type, tf::EventType::kFree);
   EXPECT_EQ(f.device, 2);
   EXPECT_EQ(f.ts_ns, static_cast<uint64_t>(free_at));
-  EXPECT_EQ(f.words, (std::array<uint64_t, 4>{kBytes, *ptr, 4242, 0}));
+  EXPECT_EQ(f.words[0], kBytes);
+  EXPECT_EQ(f.words[1], *ptr);
+  EXPECT_EQ(f.words[2] & 0xffffffff, 4242u);
+  EXPECT_GT(f.words[2] >> 32, 0u) << "a direct free costs host time too";
+  EXPECT_EQ(f.words[3], 0u);
 }
 
 json buffer_op(const char* op, const char* buf, uint64_t bytes = 0) {
@@ -79,7 +84,7 @@ TEST(PublisherEvents, AProgramsAllocsAndFreesPairUpIncludingWhatTheJobStillHeldA
   ASSERT_EQ(events.size(), 8u) << "the setup's alloc, an alloc and a free per step, the end's free";
   for (const tf::Event& e : events) {
     EXPECT_EQ(e.device, 1);
-    EXPECT_EQ(e.words[2], 777u);
+    EXPECT_EQ(e.words[2] & 0xffffffff, 777u);
   }
   EXPECT_EQ(events[0].type, tf::EventType::kAlloc);
   EXPECT_EQ(events[0].ts_ns, static_cast<uint64_t>(start));
