@@ -43,6 +43,6 @@ wait "$run"
 echo "== the run (every step is in $out/run.log)"
 grep -v '^step' "$out/run.log"
 if [[ -x "$B/profiler/npu-prof" ]]; then
-  echo "== npu-prof report"
-  "$B/profiler/npu-prof" report "$out/profile" --top 10
+  echo "== npu-prof report (details: npu-prof report $out/profile --full)"
+  "$B/profiler/npu-prof" report "$out/profile"
 fi

@@ -43,6 +43,7 @@ ReportHeader header_of(const ProfileData& d) {
   ReportHeader h;
   h.db = d.db_path;
   h.ranks = d.ranks;
+  h.device_ranks = d.device_ranks;
   auto meta = [&](const char* k) { auto it = d.meta.find(k); return it == d.meta.end() ? std::string() : it->second; };
   h.schema_version = meta("SCHEMA_VERSION");
   h.producer = meta("PRODUCER");

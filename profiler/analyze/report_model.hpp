@@ -29,6 +29,7 @@ DurationStats duration_stats(std::vector<int64_t>& durations);
 struct ReportHeader {
   std::string db;
   int ranks = 1;  // rank databases merged (one PROF_ tree each)
+  std::map<int, int> device_ranks;  // device -> rank, where the recording knows it
   std::string schema_version, producer;
   bool complete = true;
   std::string node, node_spec, mode, command;

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "profiler/cli/cli_commands.hpp"
+#include "profiler/render/report_render.hpp"
 #include "telemetry/naming.hpp"
 
 namespace npukit::prof {
@@ -58,6 +59,9 @@ void add_report(CLI::App& app, Args& a) {
       ->capture_default_str();
   c->add_option("--top", a.report.top, "rows of the top-N tables")->check(CLI::Range(1, 100000))->capture_default_str();
   c->add_option("--step", a.report.step, "only this step (0-based) in the step breakdown and the op tables");
+  c->add_flag("--full", a.report.full, "text: every section (the default is the summary)");
+  std::vector<std::string> sections(std::begin(kReportSections), std::end(kReportSections));
+  c->add_option("--section", a.report.section, "text: one section in full")->check(CLI::IsMember(sections));
   c->add_option("-o,--output", a.report.out_dir,
                 "csv: where to write the files (default: each rank's <PROF_dir>/mindstudio_profiler_output; "
                 "with several ranks, DIR/rank_<r>/)");

@@ -105,7 +105,9 @@ int run_report(const ReportArgs& args) {
   if (args.format == "json") {
     std::cout << render_json(*report).dump(2) << "\n";
   } else {
-    std::cout << render_text(*report, args.top);
+    std::cout << (args.full ? render_text(*report, args.top)
+                  : !args.section.empty() ? render_section(*report, args.section, args.top)
+                                          : render_summary(*report));
   }
   return std::cout.good() ? kExitOk : kExitFailed;
 }

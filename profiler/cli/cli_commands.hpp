@@ -21,6 +21,8 @@ struct ReportArgs {
   std::optional<int64_t> step;
   std::optional<int> rank;
   std::string out_dir;  // csv files
+  bool full = false;     // text: every section
+  std::string section;  // text: one section
 };
 
 struct ExportArgs {

@@ -16,7 +16,13 @@
 
 namespace npukit::prof {
 
+// Every section (npu-prof report --full), or one: ops, steps, comm, memory, throttle, findings.
 std::string render_text(const Report& report, int top);
+std::string render_section(const Report& report, const std::string& section, int top);
+// The answer first (the default text report): job, step times, where the step goes, the top
+// findings, the slowest ranks — within 100 columns by 40 lines.
+std::string render_summary(const Report& report);
+inline constexpr const char* kReportSections[] = {"ops", "steps", "comm", "memory", "throttle", "findings"};
 nlohmann::json render_json(const Report& report);
 
 // Writes the CSV files into `dir` (created when missing); op_summary lists the tasks `selected`

@@ -173,4 +173,14 @@ std::string render_text(const Report& r, int top) {
          memory_section(r) + throttle_section(r) + findings_section(r);
 }
 
+std::string render_section(const Report& r, const std::string& name, int top) {
+  if (name == "ops") return op_sections(r, top) + task_sections(r, top);
+  if (name == "steps") return step_section(r);
+  if (name == "comm") return comm_section(r);
+  if (name == "memory") return memory_section(r);
+  if (name == "throttle") return throttle_section(r);
+  if (name == "findings") return findings_section(r);
+  return "";
+}
+
 }  // namespace npukit::prof

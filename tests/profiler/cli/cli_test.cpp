@@ -177,7 +177,7 @@ TEST(Cli, SeveralRecordingsInOneDirectoryNeedAChoice) {
 
 TEST(Cli, RankNarrowsAMultiRankRecordingToOneRank) {
   const RecordedRun& run = small_run();
-  auto all = run_command(prof() + " report " + run.dir);
+  auto all = run_command(prof() + " report " + run.dir + " --full");
   ASSERT_EQ(all.exit_code, 0) << all.output;
   EXPECT_NE(all.output.find("devices 0,1 "), std::string::npos) << all.output.substr(0, 400);
   EXPECT_NE(all.output.find("Recording:  complete, 2 ranks (one PROF_ tree each)"), std::string::npos);

@@ -54,7 +54,7 @@ TEST(Kill, SigkilledRecorderLeavesAUsableDatabase) {
   auto tasks = sqlite_sum(dbs, "SELECT count(*) FROM TASK");
   EXPECT_GT(tasks, 2000);
 
-  auto report = run_command(prof() + " report " + dir.str());
+  auto report = run_command(prof() + " report " + dir.str() + " --full");
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(report.output.find("the recording is incomplete"), std::string::npos) << report.output.substr(0, 600);
   EXPECT_NE(report.output.find("Recording:  INCOMPLETE"), std::string::npos);

@@ -184,7 +184,7 @@ TEST(Record, AllocatorChurnFillsTheMemoryTableAndTheReportFindsTheChurn) {
             "alloc|2400\nfree|2400\n");
   EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM EMU_EVENT e LEFT JOIN EMU_EVENT_TYPE t ON t.id = e.type "
                            "WHERE t.id IS NULL").output, "0\n");
-  auto report = run_command(prof() + " report " + run.dir);
+  auto report = run_command(prof() + " report " + run.dir + " --section findings");
   ASSERT_EQ(report.exit_code, 0) << report.output;
   EXPECT_NE(report.output.find("HBM allocator churn: 800 allocations per step across the node (2400 in 3 steps)"),
             std::string::npos)

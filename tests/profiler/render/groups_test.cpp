@@ -127,7 +127,7 @@ TEST(Groups, CommAnalyzerTablesPerRankInMsprofUnits) {
 
 TEST(Groups, GoldenCommunicationSection) {
   const RecordedRun& run = dp2_tp2_run();
-  auto r = run_command(prof() + " report " + run.dir);
+  auto r = run_command(prof() + " report " + run.dir + " --section comm");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::size_t from = r.output.find("== Communication ==");
   std::size_t to = r.output.find("== Memory ==");

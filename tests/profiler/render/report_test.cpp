@@ -27,7 +27,7 @@ std::string deterministic_part(const std::string& text) {
 std::string golden_report(const std::string& args, const std::string& golden) {
   const RecordedRun& run = small_run();
   EXPECT_FALSE(run.db.empty()) << run.record.output;
-  auto r = run_command(prof() + " report " + run.dir + " " + args);
+  auto r = run_command(prof() + " report " + run.dir + " --full " + args);
   EXPECT_EQ(r.exit_code, 0) << r.output;
   expect_golden(golden, deterministic_part(r.output));
   return r.output;
@@ -118,6 +118,27 @@ TEST(Report, JsonHasEverySectionWithUnitsInKeys) {
   EXPECT_TRUE(findings.count("aicpu_fallback"));
   EXPECT_EQ(j["operators"]["aicpu_ops"][0]["name"], "aten::cumsum");
   EXPECT_GT(j["memory"]["devices"][0]["peak_bytes"].get<int64_t>(), 0);
+}
+
+// The default text report answers first: job, step-time percentiles, where the step goes, the
+// top findings and the slowest ranks, within 100 columns by 40 lines; golden for the demo's
+// workload (ernie3-train, 8 ranks, 4 fast steps; the first line, which names the directory, left
+// out).
+TEST(Report, TheSummaryOfTheDemoWorkloadFits100By40) {
+  static RecordedRun run = record_on_fresh_node("summary", "ernie3-train --steps 4");
+  ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
+  auto r = run_command(prof() + " report " + run.dir);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto lines = lines_of(r.output);
+  EXPECT_LE(lines.size(), 40u) << r.output;
+  for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
+  ASSERT_FALSE(lines.empty());
+  expect_golden("ernie3-train.summary.txt", r.output.substr(r.output.find('\n') + 1));
+  for (const char* section : {"ops", "steps", "comm", "memory", "throttle", "findings"}) {
+    auto one = run_command(prof() + " report " + run.dir + " --section " + section);
+    EXPECT_EQ(one.exit_code, 0) << section << ": " << one.output;
+    EXPECT_EQ(one.output.rfind("\n== ", 0), 0u) << section << ": " << one.output.substr(0, 200);
+  }
 }
 
 TEST(Report, StepThatWasNotRecordedIsBadInput) {

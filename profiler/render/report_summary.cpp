@@ -1,0 +1,142 @@
+// The default text report: the answer first (report_render.hpp).
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "profiler/render/report_render.hpp"
+#include "profiler/render/text_table.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+constexpr std::size_t kWidth = 100;
+constexpr std::size_t kTopFindings = 3;
+constexpr std::size_t kSlowRanks = 3;
+constexpr double kStragglerShare = 0.05;  // a rank this much slower per step than the median
+
+std::string ms(double ns) { return fixed(ns / 1e6, 3) + " ms"; }
+std::string pct(double part, double whole) { return fixed(whole > 0 ? 100 * part / whole : 0, 1) + "%"; }
+
+// `text` wrapped to lines of at most kWidth columns, the first led by `lead`, the rest indented.
+std::string wrap(const std::string& lead, const std::string& text) {
+  std::istringstream words(text);
+  std::string out, line = lead, indent(lead.size(), ' ');
+  for (std::string w; words >> w;) {
+    if (line.size() + 1 + w.size() > kWidth && line.size() > indent.size()) {
+      out += line + "\n";
+      line = indent;
+    }
+    line += (line.size() == indent.size() || line == lead ? "" : " ") + w;
+  }
+  return out + line + "\n";
+}
+
+// The command with its program's directory left out ("npu-run ernie3-train --steps 4").
+std::string short_command(const std::string& command) {
+  std::size_t space = command.find(' ');
+  std::string program = command.substr(0, space);
+  return std::filesystem::path(program).filename().string() + (space == std::string::npos ? "" : command.substr(space));
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1)))];
+}
+
+std::string rank_name(const ReportHeader& h, int device) {
+  auto it = h.device_ranks.find(device);
+  return (it == h.device_ranks.end() ? "device " : "rank " + std::to_string(it->second) + " (device ") +
+         std::to_string(device) + (it == h.device_ranks.end() ? "" : ")");
+}
+
+std::string job_lines(const Report& r) {
+  const ReportHeader& h = r.header;
+  std::string chip = h.devices.empty() ? "NA" : h.devices.front().second;
+  std::string out = wrap("Job:       ", short_command(h.command) + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : ""));
+  out += "Node:      " + h.node_spec + " (" + chip + "), " + std::to_string(h.ranks > 1 ? h.ranks : static_cast<int>(h.devices.size())) +
+         (h.ranks > 1 ? " ranks" : " devices") + ", recorded in " + h.mode + " mode\n";
+  return out;
+}
+
+// Step time of a step = its slowest device's; percentiles over the steps.
+std::string step_lines(const Report& r) {
+  std::map<int64_t, double> per_step;
+  for (const StepRow& s : r.steps) per_step[s.step] = std::max(per_step[s.step], static_cast<double>(s.b.step));
+  if (per_step.empty()) return "Steps:     none recorded\n";
+  std::vector<double> times;
+  int64_t slowest = per_step.begin()->first;
+  for (const auto& [step, ns] : per_step) {
+    times.push_back(ns);
+    if (ns > per_step[slowest]) slowest = step;
+  }
+  double p50 = percentile(times, 0.5);
+  return "Steps:     " + std::to_string(times.size()) + ", p50 " + ms(p50) + ", p95 " + ms(percentile(times, 0.95)) +
+         ", max " + ms(per_step[slowest]) + " (step " + std::to_string(slowest) + "); " + fixed(1e9 / p50, 2) +
+         " steps/s\n";
+}
+
+std::string breakdown_line(const Report& r) {
+  double step = 0, computing = 0, exposed = 0, free = 0, preparing = 0;
+  for (const StepRow& s : r.steps) {
+    step += static_cast<double>(s.b.step), computing += static_cast<double>(s.b.computing);
+    exposed += static_cast<double>(s.b.comm_not_overlapped), free += static_cast<double>(s.b.free);
+    preparing += static_cast<double>(s.b.preparing);
+  }
+  if (step <= 0) return "";
+  return wrap("Step time: ", "computing " + pct(computing, step) + ", communication not overlapped " + pct(exposed, step) +
+                                 ", idle " + pct(free, step) + " (of which before the step's first task " +
+                                 pct(preparing, step) + ")");
+}
+
+std::string findings_lines(const Report& r) {
+  if (r.findings.empty()) return "Findings:  none\n";
+  std::string out = "Findings:  " + std::to_string(r.findings.size()) + (r.findings.size() > kTopFindings ? ", the first " + std::to_string(kTopFindings) : "") + "\n";
+  for (std::size_t i = 0; i < r.findings.size() && i < kTopFindings; ++i) {
+    out += wrap("  " + std::to_string(i + 1) + ". ", "[" + r.findings[i].id + "] " + r.findings[i].text);
+  }
+  return out;
+}
+
+// Mean step time per device, slowest first, against the median device.
+std::string slow_rank_lines(const Report& r) {
+  std::map<int, std::pair<double, int>> per_device;
+  for (const StepRow& s : r.steps) per_device[s.device].first += static_cast<double>(s.b.step), ++per_device[s.device].second;
+  if (per_device.size() < 2) return "";
+  std::vector<std::pair<double, int>> means;
+  for (const auto& [device, v] : per_device) means.push_back({v.first / v.second, device});
+  std::sort(means.rbegin(), means.rend());
+  std::vector<double> values;
+  for (const auto& m : means) values.push_back(m.first);
+  double median = percentile(values, 0.5);
+  std::string out = "Slowest:   mean step time per rank against the median rank (" + ms(median) + ")\n";
+  double worst = median > 0 ? (means.front().first - median) / median : 0;
+  out += worst >= kStragglerShare
+             ? "  straggler: " + rank_name(r.header, means.front().second) + " is " + fixed(100 * worst, 1) +
+                   "% slower per step than the median rank\n"
+             : "  no straggler: every rank within " + fixed(100 * kStragglerShare, 0) + "% of the median\n";
+  for (std::size_t i = 0; i < means.size() && i < kSlowRanks; ++i) {
+    double delta = median > 0 ? 100 * (means[i].first - median) / median : 0;
+    out += "  " + rank_name(r.header, means[i].second) + ": " + ms(means[i].first) + " (" + (delta >= 0 ? "+" : "") +
+           fixed(delta, 2) + "%)\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_summary(const Report& r) {
+  const ReportHeader& h = r.header;
+  std::string out = "npu-prof report: " + h.db + "\n";
+  out += std::string("Recording: ") + (h.complete ? "complete" : "INCOMPLETE (the recorder stopped before finalizing)") +
+         ", " + std::to_string(h.tasks) + " tasks, " + std::to_string(h.events_missed) + " events missed\n";
+  out += job_lines(r) + step_lines(r) + breakdown_line(r) + findings_lines(r) + slow_rank_lines(r);
+  std::string sections;
+  for (const char* s : kReportSections) sections += (sections.empty() ? "" : "|") + std::string(s);
+  return out + "Details:   --section " + sections + ", or --full\n";
+}
+
+}  // namespace npukit::prof
