@@ -4,6 +4,7 @@
 #include <array>
 #include <map>
 #include <numeric>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -128,21 +129,40 @@ void op_tables(const ProfileData& d, const std::vector<std::size_t>& sel, Report
   }
 }
 
+// The longest task of each distinct op (name, type, input shapes), longest first: one row per op,
+// not ten near-identical rows of one op on ten devices. Each row counts its op's tasks and devices.
 void top_tasks(const ProfileData& d, const std::vector<std::size_t>& sel, int top, Report& r) {
-  std::vector<std::size_t> order = sel;
-  auto n = std::min(order.size(), static_cast<std::size_t>(std::max(top, 0)));
+  struct Op {
+    std::size_t longest = 0;
+    uint64_t tasks = 0;
+    std::set<int> devices;
+  };
+  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, Op> ops;  // name, type, shapes, task type
   auto longer = [&](std::size_t a, std::size_t b) {
     const TaskRecord &x = d.tasks[a], &y = d.tasks[b];
     return x.duration() != y.duration() ? x.duration() > y.duration() : x.global_task_id < y.global_task_id;
   };
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(), longer);
+  for (std::size_t i : sel) {
+    const TaskRecord& t = d.tasks[i];
+    auto [it, fresh] = ops.try_emplace({t.name, t.op_type, t.shapes, t.task_type}, Op{i, 0, {}});
+    Op& op = it->second;
+    if (!fresh && longer(i, op.longest)) op.longest = i;
+    ++op.tasks;
+    op.devices.insert(t.device);
+  }
+  std::vector<const Op*> order;
+  for (const auto& [key, op] : ops) order.push_back(&op);
+  auto n = std::min(order.size(), static_cast<std::size_t>(std::max(top, 0)));
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
+                    [&](const Op* a, const Op* b) { return longer(a->longest, b->longest); });
   std::vector<int64_t> waits = wait_times(d);
   for (std::size_t k = 0; k < n; ++k) {
-    const TaskRecord& t = d.tasks[order[k]];
+    const TaskRecord& t = d.tasks[order[k]->longest];
     std::string core = d.str(t.task_type);
     r.top_tasks.push_back({t.device, t.stream, t.task_id, t.name >= 0 ? d.str(t.name) : core,
                            t.op_type >= 0 ? d.str(t.op_type) : core, core, t.shapes >= 0 ? d.str(t.shapes) : "",
-                           t.start, t.duration(), waits[order[k]], t.block_num});
+                           t.start, t.duration(), waits[order[k]->longest], t.block_num, order[k]->tasks,
+                           static_cast<int>(order[k]->devices.size())});
   }
 }
 

@@ -60,11 +60,13 @@ struct OpNameRow {
   double input_bytes = 0;    // per call, from shapes x dtypes (0 when unknown)
 };
 
-struct TopTask {
+struct TopTask {  // the longest task of one op (name, type, shapes)
   int device = 0;
   int64_t stream = 0, task_id = 0;
   std::string name, op_type, core_type, shapes;
   int64_t start = 0, duration = 0, wait = 0, block_num = 0;
+  uint64_t tasks = 1;  // tasks of this op in the selection
+  int devices = 1;     // devices they ran on
 };
 
 struct StepRow {

@@ -90,7 +90,8 @@ json render_json(const Report& r) {
   for (const TopTask& t : r.top_tasks) {
     top.push_back({{"name", t.name}, {"op_type", t.op_type}, {"core_type", t.core_type}, {"input_shapes", t.shapes},
                    {"device", t.device}, {"stream", t.stream}, {"task_id", t.task_id}, {"start_ns", t.start},
-                   {"duration_ns", t.duration}, {"wait_ns", t.wait}, {"block_num", t.block_num}});
+                   {"duration_ns", t.duration}, {"wait_ns", t.wait}, {"block_num", t.block_num},
+                   {"op_tasks", t.tasks}, {"op_devices", t.devices}});
   }
   for (const StepRow& s : r.steps) steps.push_back(step(s));
   for (const ThrottlePeriod& p : r.throttles) {

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -63,13 +65,13 @@ std::string op_sections(const Report& r, int top) {
 }
 
 std::string task_sections(const Report& r, int top) {
-  std::string out = section("Top " + std::to_string(top) + " tasks by duration");
-  TextTable tasks({"Name", "OP Type", "Core Type", "Device", "Stream", "Task ID", "At(ms)", "Duration(us)", "Wait(us)",
-                   "Block Num"}, 3);
+  std::string out = section("Top " + std::to_string(top) + " ops by their longest task");
+  TextTable tasks({"Name", "OP Type", "Input Shapes", "Device", "Stream", "Task ID", "At(ms)", "Duration(us)", "Wait(us)",
+                   "Tasks", "Devices"}, 3);
   for (const TopTask& t : r.top_tasks) {
-    tasks.add({t.name, t.op_type, t.core_type, std::to_string(t.device), std::to_string(t.stream), std::to_string(t.task_id),
+    tasks.add({t.name, t.op_type, t.shapes, std::to_string(t.device), std::to_string(t.stream), std::to_string(t.task_id),
                ms_at(t.start, r.header.first_task), us(static_cast<double>(t.duration)), us(static_cast<double>(t.wait)),
-               std::to_string(t.block_num)});
+               std::to_string(t.tasks), std::to_string(t.devices)});
   }
   out += tasks.empty() ? "  (no tasks)\n" : tasks.render();
   out += section("AI CPU fallback ops");
@@ -90,25 +92,71 @@ std::vector<std::string> breakdown_cells(const StepBreakdown& b, double n) {
           avg(b.free), avg(b.preparing)};
 }
 
+constexpr std::size_t kStepRowsShown = 10;  // longer runs: percentiles and outlier steps
+constexpr double kOutlierShare = 0.05;       // a step this much slower than the median
+
+// Per column, the value at quantile q over the rows (nearest rank).
+StepBreakdown quantile_row(std::vector<StepBreakdown> rows, double q) {
+  StepBreakdown out;
+  int64_t StepBreakdown::*fields[] = {&StepBreakdown::step, &StepBreakdown::computing, &StepBreakdown::communication,
+                                      &StepBreakdown::overlapped, &StepBreakdown::comm_not_overlapped,
+                                      &StepBreakdown::free, &StepBreakdown::preparing};
+  for (auto field : fields) {
+    std::vector<int64_t> v;
+    for (const StepBreakdown& b : rows) v.push_back(b.*field);
+    std::sort(v.begin(), v.end());
+    out.*field = v[static_cast<std::size_t>(std::llround(q * static_cast<double>(v.size() - 1)))];
+  }
+  return out;
+}
+
 std::string step_section(const Report& r) {
-  std::string out = section(r.header.step_filter ? "Step breakdown per device" : "Step breakdown (average over devices)");
-  TextTable t({r.header.step_filter ? "Device" : "Step", "Step(us)", "Computing(us)", "Communication(us)", "Overlapped(us)",
+  bool per_device = r.header.step_filter.has_value();
+  std::string out = section(per_device ? "Step breakdown per device" : "Step breakdown (average over devices)");
+  TextTable t({per_device ? "Device" : "Step", "Step(us)", "Computing(us)", "Communication(us)", "Overlapped(us)",
                "Communication(Not Overlapped)(us)", "Free(us)", "Preparing(us)"}, 0);
   std::map<int64_t, std::pair<StepBreakdown, int>> by_step;
   for (const StepRow& s : r.steps) {
-    int64_t key = r.header.step_filter ? s.device : s.step;
+    int64_t key = per_device ? s.device : s.step;
     auto& [sum, n] = by_step[key];
     sum.step += s.b.step, sum.computing += s.b.computing, sum.communication += s.b.communication;
     sum.overlapped += s.b.overlapped, sum.comm_not_overlapped += s.b.comm_not_overlapped;
     sum.free += s.b.free, sum.preparing += s.b.preparing;
     ++n;
   }
-  for (const auto& [key, v] : by_step) {
-    std::vector<std::string> cells = {std::to_string(key)};
-    for (std::string& c : breakdown_cells(v.first, v.second)) cells.push_back(std::move(c));
+  auto add = [&](const std::string& label, const StepBreakdown& b, double n) {
+    std::vector<std::string> cells = {label};
+    for (std::string& c : breakdown_cells(b, n)) cells.push_back(std::move(c));
     t.add(std::move(cells));
+  };
+  if (per_device || by_step.size() <= kStepRowsShown) {
+    for (const auto& [key, v] : by_step) add(std::to_string(key), v.first, v.second);
+    return out + (t.empty() ? "  (no steps recorded)\n" : t.render());
   }
-  return out + (t.empty() ? "  (no steps recorded)\n" : t.render());
+  std::vector<StepBreakdown> averages;
+  for (const auto& [key, v] : by_step) {
+    StepBreakdown a = v.first;
+    for (int64_t StepBreakdown::*f : {&StepBreakdown::step, &StepBreakdown::computing, &StepBreakdown::communication,
+                                       &StepBreakdown::overlapped, &StepBreakdown::comm_not_overlapped,
+                                       &StepBreakdown::free, &StepBreakdown::preparing}) {
+      a.*f /= v.second;
+    }
+    averages.push_back(a);
+  }
+  for (auto [label, q] : {std::pair{"p50", 0.5}, std::pair{"p95", 0.95}, std::pair{"max", 1.0}, std::pair{"min", 0.0}}) {
+    add(label, quantile_row(averages, q), 1);
+  }
+  StepBreakdown median = quantile_row(averages, 0.5);
+  std::size_t outliers = 0;
+  std::size_t i = 0;
+  for (const auto& [key, v] : by_step) {
+    const StepBreakdown& a = averages[i++];
+    if (static_cast<double>(a.step) <= (1 + kOutlierShare) * static_cast<double>(median.step) || outliers >= 5) continue;
+    add("step " + std::to_string(key), a, 1);
+    ++outliers;
+  }
+  return out + "  " + std::to_string(by_step.size()) + " steps: percentiles per column, then steps over " +
+         fixed(100 * kOutlierShare, 0) + "% slower than the median (" + std::to_string(outliers) + ")\n" + t.render();
 }
 
 std::string comm_section(const Report& r) {
@@ -140,7 +188,14 @@ std::string memory_section(const Report& r) {
   out += t.render() + "  Timeline (MiB, max per slot of the session):\n";
   std::map<int, std::string> lines;
   for (const MemoryPoint& p : r.memory_timeline) lines[p.device] += " " + mib(p.bytes);
-  for (const auto& [device, line] : lines) out += "    device " + std::to_string(device) + ":" + line + "\n";
+  // Devices with the same timeline share one line.
+  std::map<std::string, std::vector<int>> same;
+  for (const auto& [device, line] : lines) same[line].push_back(device);
+  for (const auto& [line, devices] : same) {
+    std::string ids;
+    for (int d : devices) ids += (ids.empty() ? "" : ",") + std::to_string(d);
+    out += std::string("    ") + (devices.size() > 1 ? "devices " : "device ") + ids + ":" + line + "\n";
+  }
   return out;
 }
 

@@ -141,6 +141,23 @@ TEST(Report, TheSummaryOfTheDemoWorkloadFits100By40) {
   }
 }
 
+// A long run's step table is percentiles and outliers, not a row per step (JSON keeps them all).
+TEST(Report, LongRunsShowStepPercentilesNotEveryStep) {
+  static RecordedRun run = record_on_fresh_node("steps12", data_path("small-train.json") + " --steps 12");
+  ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
+  auto steps = run_command(prof() + " report " + run.dir + " --section steps");
+  ASSERT_EQ(steps.exit_code, 0) << steps.output;
+  EXPECT_NE(steps.output.find("12 steps: percentiles per column"), std::string::npos) << steps.output;
+  int rows = 0;
+  for (const std::string& line : lines_of(steps.output)) {
+    for (const char* label : {"   p50 ", "   p95 ", "   max ", "   min "}) rows += line.rfind(label, 0) == 0;
+  }
+  EXPECT_EQ(rows, 4) << steps.output;
+  EXPECT_LE(lines_of(steps.output).size(), 4u + 4u + 5u) << "title, note, header, 4 percentiles, at most 5 outliers";
+  auto json_steps = run_command(prof() + " report " + run.dir + " --format json");
+  EXPECT_EQ(nlohmann::json::parse(json_steps.output)["steps"].size(), 24u) << "JSON carries every step of every rank";
+}
+
 TEST(Report, StepThatWasNotRecordedIsBadInput) {
   auto r = run_command(prof() + " report " + small_run().dir + " --step 99");
   EXPECT_EQ(r.exit_code, 3);
