@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "profiler/analyze/report_build.hpp"
+#include "profiler/analyze/rules.hpp"
 
 namespace npukit::prof {
 
@@ -34,14 +35,16 @@ void starvation(const Report& r, std::vector<Finding>& out) {
                                     idle += static_cast<double>(s.b.free);
   if (step <= 0 || lead / step < kStarvationShare) return;
   auto n = static_cast<double>(r.steps.size());
-  out.push_back({"data_loader_starvation",
+  Finding f{"data_loader_starvation",
                  "AI cores idle " + pct(lead / step) + " of each step waiting for input: on average " + ms(lead / n) +
                      " of each " + ms(step / n) + " step pass before the step's first task (" +
                      std::to_string(r.steps.size()) + " device-steps).",
                  {{"idle_before_first_task_percent", 100 * lead / step},
                   {"idle_before_first_task_avg_ms", lead / n / 1e6},
                   {"step_avg_ms", step / n / 1e6},
-                  {"free_percent", 100 * idle / step}}});
+                  {"free_percent", 100 * idle / step}}};
+  f.cost_ns_per_step = lead / n, f.step_ns = step / n;
+  out.push_back(std::move(f));
 }
 
 void exposed_communication(const Report& r, std::vector<Finding>& out) {
@@ -52,13 +55,15 @@ void exposed_communication(const Report& r, std::vector<Finding>& out) {
   }
   if (step <= 0 || exposed / step < kExposedCommShare) return;
   auto n = static_cast<double>(r.steps.size());
-  out.push_back({"unoverlapped_communication",
+  Finding f{"unoverlapped_communication",
                  "Communication is not hidden behind computation: " + pct(exposed / step) + " of step time (" +
                      ms(exposed / n) + " per step) is communication with no compute running; " + pct(exposed / comm) +
                      " of all communication time is exposed.",
                  {{"not_overlapped_percent_of_step", 100 * exposed / step},
                   {"not_overlapped_avg_ms", exposed / n / 1e6},
-                  {"exposed_percent_of_communication", 100 * exposed / comm}}});
+                  {"exposed_percent_of_communication", 100 * exposed / comm}}};
+  f.cost_ns_per_step = exposed / n, f.step_ns = step / n;
+  out.push_back(std::move(f));
 }
 
 void memory_bound(const Report& r, std::vector<Finding>& out) {
@@ -108,6 +113,12 @@ void aicpu(const Report& r, std::vector<Finding>& out) {
   f.text = std::to_string(r.aicpu_ops.size()) + " op(s) fell back to AI CPU (no AI Core kernel), " + ms(total) + " in all, " +
            fmt("%.1f%%", share) + " of kernel time: " + list + ".";
   f.numbers.insert(f.numbers.begin(), {{"total_ms", total / 1e6}, {"percent_of_kernel_time", share}});
+  double step = 0;
+  for (const StepRow& s : r.steps) step += static_cast<double>(s.b.step);
+  if (!r.steps.empty()) {
+    auto n = static_cast<double>(r.steps.size());
+    f.cost_ns_per_step = total / n, f.step_ns = step / n;
+  }
   out.push_back(std::move(f));
 }
 
@@ -151,7 +162,7 @@ void allocator_cost(const ProfileData& d, std::vector<Finding>& out) {
   double step = static_cast<double>(p.step_ns) / static_cast<double>(p.steps);
   if (per_step < kAllocCostShare * step) return;
   double calls = static_cast<double>(p.calls) / static_cast<double>(p.steps);
-  out.push_back({"allocator_cost",
+  Finding f{"allocator_cost",
                  "Device memory allocation costs " + ms(per_step) + " of host time per step (" + pct(per_step / step) +
                      " of the step) on device " + std::to_string(worst->first) + ": " + fmt("%.0f", calls) +
                      " malloc/free calls per step at " + fmt("%.0f us", per_step / calls / 1e3) +
@@ -159,7 +170,9 @@ void allocator_cost(const ProfileData& d, std::vector<Finding>& out) {
                      "freed blocks instead.",
                  {{"host_ms_per_step", per_step / 1e6},
                   {"percent_of_step", 100 * per_step / step},
-                  {"calls_per_step", calls}}});
+                  {"calls_per_step", calls}}};
+  f.cost_ns_per_step = per_step, f.step_ns = step;
+  out.push_back(std::move(f));
 }
 
 void throttling(const Report& r, std::vector<Finding>& out) {
@@ -213,6 +226,23 @@ void recording_quality(const Report& r, std::vector<Finding>& out) {
   }
 }
 
+// Severity and action from the rule table; costliest first, then the rest by severity.
+void rank_findings(std::vector<Finding>& findings) {
+  for (Finding& f : findings) {
+    const RuleDef* rule = find_rule(f.id);
+    Severity s = rule ? rule->severity : Severity::kInfo;
+    if (f.cost_ns_per_step && f.step_ns > 0) s = severity_of_share(*f.cost_ns_per_step / f.step_ns);
+    f.severity = std::string(severity_name(s));
+    f.action = rule ? std::string(rule->action) : "";
+  }
+  auto rank = [](const std::string& s) { return s == "critical" ? 2 : s == "warning" ? 1 : 0; };
+  std::stable_sort(findings.begin(), findings.end(), [&](const Finding& a, const Finding& b) {
+    double ca = a.cost_ns_per_step.value_or(-1), cb = b.cost_ns_per_step.value_or(-1);
+    if (ca != cb) return ca > cb;
+    return rank(a.severity) > rank(b.severity);
+  });
+}
+
 }  // namespace
 
 double input_bytes(const std::string& shapes, const std::string& dtypes) {
@@ -260,6 +290,7 @@ void add_findings(const ProfileData& data, Report& r) {
   churn(data, r, r.findings);
   allocator_cost(data, r.findings);
   throttling(r, r.findings);
+  rank_findings(r.findings);
 }
 
 }  // namespace npukit::prof

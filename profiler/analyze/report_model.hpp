@@ -119,9 +119,16 @@ struct ThrottlePeriod {
 };
 
 struct Finding {
-  std::string id;     // data_loader_starvation, unoverlapped_communication, memory_bound_ops, ...
+  Finding() = default;
+  Finding(std::string id_, std::string text_, std::vector<std::pair<std::string, double>> numbers_ = {})
+      : id(std::move(id_)), text(std::move(text_)), numbers(std::move(numbers_)) {}
+  std::string id;     // a rule of rules.hpp: data_loader_starvation, unoverlapped_communication, ...
   std::string text;   // one plain-language sentence with its numbers
   std::vector<std::pair<std::string, double>> numbers;  // the numbers behind it, named with units
+  std::optional<double> cost_ns_per_step;  // what the cause takes from each step, where estimated
+  double step_ns = 0;                      // the average step it is measured against
+  std::string severity;                    // info, warning, critical (rules.hpp)
+  std::string action;                      // what to do (rules.hpp)
 };
 
 struct Report {

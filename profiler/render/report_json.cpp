@@ -103,7 +103,9 @@ json render_json(const Report& r) {
   for (const Finding& f : r.findings) {
     json numbers = json::object();
     for (const auto& [name, value] : f.numbers) numbers[name] = value;
-    findings.push_back({{"id", f.id}, {"text", f.text}, {"numbers", numbers}});
+    json cost = f.cost_ns_per_step ? json(*f.cost_ns_per_step / 1e6) : json();
+    findings.push_back({{"id", f.id}, {"severity", f.severity}, {"cost_ms_per_step", cost}, {"text", f.text},
+                        {"action", f.action}, {"numbers", numbers}});
   }
   json out = {{"header", header(r.header)}, {"operators", ops(r)},   {"top_tasks", top},
               {"steps", steps},             {"communication", communication(r)}, {"memory", memory(r)},

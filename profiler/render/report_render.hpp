@@ -22,6 +22,8 @@ std::string render_section(const Report& report, const std::string& section, int
 // The answer first (the default text report): job, step times, where the step goes, the top
 // findings, the slowest ranks — within 100 columns by 40 lines.
 std::string render_summary(const Report& report);
+// "[id] (severity, X ms per step) ": how a finding's line starts in text.
+std::string finding_lead(const Finding& finding);
 inline constexpr const char* kReportSections[] = {"ops", "steps", "comm", "memory", "throttle", "findings"};
 nlohmann::json render_json(const Report& report);
 

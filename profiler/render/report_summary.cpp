@@ -96,7 +96,7 @@ std::string findings_lines(const Report& r) {
   if (r.findings.empty()) return "Findings:  none\n";
   std::string out = "Findings:  " + std::to_string(r.findings.size()) + (r.findings.size() > kTopFindings ? ", the first " + std::to_string(kTopFindings) : "") + "\n";
   for (std::size_t i = 0; i < r.findings.size() && i < kTopFindings; ++i) {
-    out += wrap("  " + std::to_string(i + 1) + ". ", "[" + r.findings[i].id + "] " + r.findings[i].text);
+    out += wrap("  " + std::to_string(i + 1) + ". ", finding_lead(r.findings[i]) + r.findings[i].text);
   }
   return out;
 }

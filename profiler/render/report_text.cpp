@@ -214,10 +214,19 @@ std::string throttle_section(const Report& r) {
   return out + (t.empty() ? "  (none)\n" : t.render());
 }
 
+}  // namespace
+
+std::string finding_lead(const Finding& f) {
+  std::string cost = f.cost_ns_per_step ? ", " + fixed(*f.cost_ns_per_step / 1e6, 3) + " ms per step" : "";
+  return "[" + f.id + "] (" + f.severity + cost + ") ";
+}
+
+namespace {
+
 std::string findings_section(const Report& r) {
   std::string out = section("Findings");
   if (r.findings.empty()) return out + "  (none)\n";
-  for (const Finding& f : r.findings) out += "  - [" + f.id + "] " + f.text + "\n";
+  for (const Finding& f : r.findings) out += "  - " + finding_lead(f) + f.text + " What to do: " + f.action + ".\n";
   return out;
 }
 

@@ -1,0 +1,65 @@
+#include "profiler/analyze/rules.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+constexpr RuleDef kRules[] = {
+    {"data_loader_starvation", "step windows and the device's busy intervals (OVERLAP_ANALYSIS)",
+     "the idle time before each step's first task is >= 15% of the step",
+     "the average idle time before the step's first task", Severity::kWarning,
+     "feed the device faster: more loader workers, prefetching, pinned host memory"},
+    {"unoverlapped_communication", "collective tasks against compute tasks per device (OVERLAP_ANALYSIS)",
+     "communication with no compute running is >= 10% of the step",
+     "the average communication time per step with no compute running", Severity::kWarning,
+     "overlap communication with compute: gradient buckets launched during the backward pass, "
+     "a separate communication stream, fewer and larger collectives"},
+    {"aicpu_fallback", "COMPUTE_TASK_INFO tasks of type AI_CPU",
+     "any op ran on AI CPU (it has no AI Core kernel for its inputs)",
+     "the AI CPU time per device-step", Severity::kWarning,
+     "give the op an AI Core path: another dtype or shape the AI Core kernel supports, or a "
+     "replacement op"},
+    {"allocator_cost", "the alloc/free events' host cost (EMU_EVENT c >> 32) inside each step",
+     "device malloc/free cost the host >= 0.5% of the step on the costliest device",
+     "the host time of device malloc/free calls per step on that device", Severity::kWarning,
+     "use a caching allocator (torch_npu's, or Paddle's FLAGS_allocator_strategy=auto_growth) "
+     "or preallocate the buffers"},
+    {"allocator_churn", "NPU_OP_MEM alloc rows per step", ">= 100 allocations per step across the node", "",
+     Severity::kInfo, "reuse buffers across steps; a caching allocator makes each allocation cheap"},
+    {"memory_bound_ops", "per op: flops (TASK_PMU_INFO) against input bytes (shapes x dtypes)",
+     "ops with >= 3% of kernel time below 10 FLOP per input byte", "", Severity::kInfo,
+     "fuse the elementwise chain into its producer, or keep the data in a lower precision"},
+    {"throttling", "the clock's DVFS steps (EMU_EVENT throttle_changed) and the first counter sample",
+     "any period with a throttle reason", "", Severity::kWarning,
+     "cool the chip (airflow, inlet temperature) or raise the power limit; check npu-smi health"},
+    {"incomplete_recording", "META_DATA RECORDING_STATE", "the recorder stopped before finalizing", "",
+     Severity::kWarning, "re-record; this report covers what was committed"},
+    {"dropped_events", "EMU_RUN events_missed, lossless_lost", "any event missed", "", Severity::kWarning,
+     "record in fast mode (lossless), or with fewer readers on the node"},
+};
+
+}  // namespace
+
+std::string_view severity_name(Severity s) {
+  switch (s) {
+    case Severity::kInfo: return "info";
+    case Severity::kWarning: return "warning";
+    case Severity::kCritical: return "critical";
+  }
+  return "info";
+}
+
+std::span<const RuleDef> all_rules() { return kRules; }
+
+const RuleDef* find_rule(std::string_view id) {
+  for (const RuleDef& r : kRules) {
+    if (r.id == id) return &r;
+  }
+  return nullptr;
+}
+
+Severity severity_of_share(double share) {
+  return share >= 0.10 ? Severity::kCritical : share >= 0.01 ? Severity::kWarning : Severity::kInfo;
+}
+
+}  // namespace npukit::prof
