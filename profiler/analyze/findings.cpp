@@ -135,11 +135,13 @@ void churn(const ProfileData& d, const Report& r, std::vector<Finding>& out) {
                  {{"allocations_per_step", per_step}, {"allocations", static_cast<double>(d.alloc_events)}}});
 }
 
-// What device malloc/free cost the host per step: on each device, the host time of the calls
-// inside its step windows, averaged over its steps; the costliest device speaks for the node.
+// What device malloc/free cost each step: on each device, the host time of the calls inside its
+// step windows while the device sat idle (a call the device works through costs nothing), averaged
+// over its steps; the costliest device speaks for the node.
 void allocator_cost(const ProfileData& d, std::vector<Finding>& out) {
   struct PerDevice {
-    int64_t host_ns = 0, calls = 0, step_ns = 0, steps = 0;
+    std::vector<Interval> calls;
+    int64_t host_ns = 0, count = 0, step_ns = 0, steps = 0, idle_ns = 0;
   };
   std::map<int, PerDevice> devices;
   for (const StepWindow& w : d.steps) {
@@ -148,29 +150,42 @@ void allocator_cost(const ProfileData& d, std::vector<Finding>& out) {
   }
   for (const ProfileData::AllocCall& c : d.alloc_calls) {
     for (const StepWindow& w : d.steps) {
-      if (w.device != c.device || c.ts < w.window.start || c.ts >= w.window.end) continue;
-      devices[c.device].host_ns += c.host_ns, ++devices[c.device].calls;
+      if (w.device != c.device || c.ts < w.window.start || c.ts >= w.window.end || c.host_ns <= 0) continue;
+      PerDevice& p = devices[c.device];
+      p.calls.push_back({c.ts, c.ts + c.host_ns});
+      p.host_ns += c.host_ns, ++p.count;
       break;
     }
   }
+  for (auto& [device, p] : devices) {
+    auto it = d.overlap.find(device);
+    Intervals busy;
+    if (it != d.overlap.end()) {
+      busy = it->second.compute;
+      busy.insert(busy.end(), it->second.communication.begin(), it->second.communication.end());
+      busy = union_of(std::move(busy));
+    }
+    p.idle_ns = total(subtract(union_of(p.calls), busy));
+  }
   auto worst = std::max_element(devices.begin(), devices.end(), [](const auto& a, const auto& b) {
-    return a.second.host_ns * b.second.steps < b.second.host_ns * a.second.steps;
+    return a.second.idle_ns * b.second.steps < b.second.idle_ns * a.second.steps;
   });
-  if (worst == devices.end() || worst->second.steps == 0 || worst->second.calls == 0) return;
+  if (worst == devices.end() || worst->second.steps == 0 || worst->second.count == 0) return;
   const PerDevice& p = worst->second;
-  double per_step = static_cast<double>(p.host_ns) / static_cast<double>(p.steps);
-  double step = static_cast<double>(p.step_ns) / static_cast<double>(p.steps);
+  double steps = static_cast<double>(p.steps);
+  double per_step = static_cast<double>(p.idle_ns) / steps, step = static_cast<double>(p.step_ns) / steps;
   if (per_step < kAllocCostShare * step) return;
-  double calls = static_cast<double>(p.calls) / static_cast<double>(p.steps);
+  double calls = static_cast<double>(p.count) / steps, host = static_cast<double>(p.host_ns) / steps;
   Finding f{"allocator_cost",
-                 "Device memory allocation costs " + ms(per_step) + " of host time per step (" + pct(per_step / step) +
-                     " of the step) on device " + std::to_string(worst->first) + ": " + fmt("%.0f", calls) +
-                     " malloc/free calls per step at " + fmt("%.0f us", per_step / calls / 1e3) +
-                     " each, each paying the runtime's cost (a non-caching allocator); a caching allocator reuses "
-                     "freed blocks instead.",
-                 {{"host_ms_per_step", per_step / 1e6},
-                  {"percent_of_step", 100 * per_step / step},
-                  {"calls_per_step", calls}}};
+            "Device memory allocation costs " + ms(per_step) + " per step (" + pct(per_step / step) +
+                " of the step) on device " + std::to_string(worst->first) + ": " + fmt("%.0f", calls) +
+                " malloc/free calls per step take " + ms(host) + " of host time, " + ms(per_step) +
+                " of it with the device idle; each call pays the runtime's cost (a non-caching allocator), a "
+                "caching allocator reuses freed blocks instead.",
+            {{"cost_ms_per_step", per_step / 1e6},
+             {"host_ms_per_step", host / 1e6},
+             {"percent_of_step", 100 * per_step / step},
+             {"calls_per_step", calls}}};
   f.cost_ns_per_step = per_step, f.step_ns = step;
   out.push_back(std::move(f));
 }

@@ -21,7 +21,8 @@ constexpr RuleDef kRules[] = {
      "replacement op"},
     {"allocator_cost", "the alloc/free events' host cost (EMU_EVENT c >> 32) inside each step",
      "device malloc/free cost the host >= 0.5% of the step on the costliest device",
-     "the host time of device malloc/free calls per step on that device", Severity::kWarning,
+     "the host time of device malloc/free calls per step on that device while the device sat idle",
+     Severity::kWarning,
      "use a caching allocator (torch_npu's, or Paddle's FLAGS_allocator_strategy=auto_growth) "
      "or preallocate the buffers"},
     {"allocator_churn", "NPU_OP_MEM alloc rows per step", ">= 100 allocations per step across the node", "",
