@@ -1,7 +1,8 @@
 // Throttling as it happened, from every DVFS step on the bus: a chip whose clock walks down is
 // reported at the lowest clock it reached with the time it spent at each clock (the report used to
 // keep the first step's clock), and a chip already throttled when the recording starts is
-// reported as throttled (the report used to see nothing without a change of reasons).
+// reported as throttled from the recording's start (the report used to see nothing without a
+// change of reasons).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -63,10 +64,12 @@ TEST(Throttle, AChipAlreadyThrottledWhenTheRecordingStartsIsReported) {
   json j = report_of(dir.str());
   ASSERT_EQ(j["throttling"].size(), 1u) << r.output;
   const json& p = j["throttling"][0];
-  EXPECT_EQ(p["min_clock_mhz"].get<double>(), kMinClockMhz);
+  // Throttled from the recording's first moment on (the node idles at 100x between the two runs,
+  // so how far the chip cooled and its clock rose by then depends on the machine's speed).
+  EXPECT_EQ(p["start_ns"], j["header"]["session_start_ns"]) << p.dump();
   EXPECT_EQ(p["still_throttled"], true);
-  EXPECT_EQ(p["time_at_mhz_ns"].size(), 1u) << p.dump() << ": pinned at the lowest clock throughout";
-  EXPECT_TRUE(p["time_at_mhz_ns"].contains("800"));
+  EXPECT_LT(p["min_clock_mhz"].get<double>(), 1850.0) << p.dump();
+  EXPECT_GE(p["min_clock_mhz"].get<double>(), kMinClockMhz);
 }
 
 }  // namespace
