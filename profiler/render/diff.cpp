@@ -63,6 +63,25 @@ std::vector<CommDiff> comm_diffs(const Report& a, const Report& b) {
   return out;
 }
 
+std::vector<FindingDiff> finding_diffs(const Report& a, const Report& b) {
+  std::map<std::string, FindingDiff> by_id;
+  for (const Finding& f : a.findings) {
+    FindingDiff& d = by_id[f.id];
+    d.id = f.id, d.severity_a = f.severity, d.text = f.text, d.a_cost_ns = f.cost_ns_per_step;
+  }
+  for (const Finding& f : b.findings) {
+    FindingDiff& d = by_id[f.id];
+    d.id = f.id, d.severity_b = f.severity, d.text = f.text, d.b_cost_ns = f.cost_ns_per_step;
+  }
+  std::vector<FindingDiff> out;
+  for (auto& [id, d] : by_id) out.push_back(std::move(d));
+  std::stable_sort(out.begin(), out.end(), [](const FindingDiff& x, const FindingDiff& y) {
+    if (x.costed() != y.costed()) return x.costed();
+    return std::fabs(x.delta_cost_ns()) > std::fabs(y.delta_cost_ns());
+  });
+  return out;
+}
+
 std::string us(double ns) { return fixed(ns / 1e3, 3); }
 
 std::string change(double a, double b) {
@@ -72,7 +91,47 @@ std::string change(double a, double b) {
 
 std::string side(const DurationStats& s, double value) { return s.count == 0 ? "-" : us(value); }
 
+std::string signed_us(double ns) { return (ns >= 0 ? "+" : "") + us(ns); }
+std::string cost_cell(const std::string& severity, const std::optional<double>& cost) {
+  if (severity.empty()) return "-";
+  return cost ? us(*cost) : "n/a";
+}
+
+// The findings table and the line saying how much of the step-time change they explain.
+std::string render_findings_diff(const DiffReport& d) {
+  std::string out = "\n== Findings (estimated cost per step, us) ==\n";
+  if (d.findings.empty()) return out + "  (no findings on either side)\n";
+  TextTable table({"Finding", "A", "B", "Delta", "Severity A", "Severity B"}, 1);
+  for (const FindingDiff& f : d.findings) {
+    table.add({f.id, cost_cell(f.severity_a, f.a_cost_ns), cost_cell(f.severity_b, f.b_cost_ns),
+               f.costed() ? signed_us(f.delta_cost_ns()) : "n/a", f.severity_a.empty() ? "-" : f.severity_a,
+               f.severity_b.empty() ? "-" : f.severity_b});
+  }
+  out += table.render();
+  const double step = d.step_delta_ns(), explained = d.explained_ns();
+  const double a_step = d.steps.empty() ? 0 : d.steps.front().a_ns;
+  out += "  The average step changed by " + signed_us(step) + " us; the findings' costs changed by " +
+         signed_us(explained) + " us";
+  // A share of a change within the noise (under 1% of A's step) would say nothing.
+  if (std::fabs(step) > 0.01 * a_step && step != 0) {
+    const double share = explained / step;
+    out += " (" + fixed(100.0 * share, 0) + "% of the change" +
+           (share < 1 ? "; look for the rest in the ops and collectives tables above)" : ")");
+  } else {
+    out += " (the step did not change beyond 1%)";
+  }
+  return out + ".\n";
+}
+
 }  // namespace
+
+double DiffReport::step_delta_ns() const { return steps.empty() ? 0 : steps.front().b_ns - steps.front().a_ns; }
+
+double DiffReport::explained_ns() const {
+  double sum = 0;
+  for (const FindingDiff& f : findings) sum += f.delta_cost_ns();
+  return sum;
+}
 
 DiffReport diff_reports(const Report& a, const Report& b) {
   DiffReport d;
@@ -81,6 +140,7 @@ DiffReport diff_reports(const Report& a, const Report& b) {
   d.steps = step_diffs(a, b);
   d.ops = op_diffs(a, b);
   d.comm = comm_diffs(a, b);
+  d.findings = finding_diffs(a, b);
   std::set<std::string> fa, fb;
   for (const Finding& f : a.findings) fa.insert(f.id);
   for (const Finding& f : b.findings) fb.insert(f.id);
@@ -114,10 +174,7 @@ std::string render_diff_text(const DiffReport& d, int top) {
               change(c.a.avg, c.b.avg), us(static_cast<double>(c.a.total)), us(static_cast<double>(c.b.total))});
   }
   out += comm.empty() ? "  (no collectives on either side)\n" : comm.render();
-  out += "\n== Findings ==\n";
-  for (const std::string& f : d.findings_new) out += "  + " + f + " (only in B)\n";
-  for (const std::string& f : d.findings_gone) out += "  - " + f + " (only in A)\n";
-  if (d.findings_new.empty() && d.findings_gone.empty()) out += "  (same findings)\n";
+  out += render_findings_diff(d);
   return out;
 }
 
@@ -132,10 +189,19 @@ json render_diff_json(const DiffReport& d) {
     ops.push_back({{"name", o.name}, {"op_type", o.op_type}, {"core_type", o.core_type}, {"input_shapes", o.shapes},
                    {"a", stats(o.a)}, {"b", stats(o.b)}, {"delta_total_ns", o.delta_total()}});
   }
+  json findings = json::array();
+  for (const FindingDiff& f : d.findings) {
+    auto cost = [](const std::optional<double>& c) -> json { return c ? json(*c) : json(nullptr); };
+    findings.push_back({{"id", f.id}, {"severity_a", f.severity_a.empty() ? json(nullptr) : json(f.severity_a)},
+                        {"severity_b", f.severity_b.empty() ? json(nullptr) : json(f.severity_b)},
+                        {"a_cost_ns", cost(f.a_cost_ns)}, {"b_cost_ns", cost(f.b_cost_ns)},
+                        {"delta_cost_ns", f.costed() ? json(f.delta_cost_ns()) : json(nullptr)}, {"text", f.text}});
+  }
   for (const CommDiff& c : d.comm) comm.push_back({{"op_type", c.op_type}, {"a", stats(c.a)}, {"b", stats(c.b)}});
   return {{"a", d.a_db}, {"b", d.b_db},   {"a_device_steps", d.a_steps}, {"b_device_steps", d.b_steps},
           {"steps", steps}, {"ops", ops}, {"communication", comm},
-          {"findings_new", d.findings_new}, {"findings_gone", d.findings_gone}};
+          {"findings_new", d.findings_new}, {"findings_gone", d.findings_gone},
+          {"findings", findings}, {"step_delta_ns", d.step_delta_ns()}, {"explained_ns", d.explained_ns()}};
 }
 
 }  // namespace npukit::prof

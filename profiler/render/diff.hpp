@@ -3,12 +3,16 @@
 //     not overlapped, free, preparing);
 //   - ops by name + input shapes (+ op type, core type): count, total and average in A and B,
 //     sorted by the absolute change of total time; ops present on one side only are marked;
-//   - collectives by type; findings that appeared or disappeared.
+//   - collectives by type;
+//   - findings on either side with their estimated cost per step in A and B, ordered by the
+//     change of that cost, and how much of the step-time change the costed findings explain
+//     (the rest is left to the ops and collectives tables).
 // Renderers: text and JSON (nlohmann).
 //
 // Thread-safety: values and pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +38,16 @@ struct CommDiff {
   DurationStats a, b;
 };
 
+// One rule's finding on either side. A cost is absent when the finding is absent or its rule
+// does not estimate one; a finding absent on a side costs 0 there.
+struct FindingDiff {
+  std::string id, severity_a, severity_b;  // severity "" = absent on that side
+  std::string text;                        // B's sentence, else A's
+  std::optional<double> a_cost_ns, b_cost_ns;
+  bool costed() const { return a_cost_ns.has_value() || b_cost_ns.has_value(); }
+  double delta_cost_ns() const { return b_cost_ns.value_or(0) - a_cost_ns.value_or(0); }
+};
+
 struct DiffReport {
   std::string a_db, b_db;
   uint64_t a_steps = 0, b_steps = 0;  // device-steps averaged
@@ -41,6 +55,9 @@ struct DiffReport {
   std::vector<OpDiff> ops;
   std::vector<CommDiff> comm;
   std::vector<std::string> findings_gone, findings_new;  // finding ids
+  std::vector<FindingDiff> findings;  // costed first, by |delta cost|; then the others by id
+  double step_delta_ns() const;       // B's average step - A's
+  double explained_ns() const;        // sum of the costed findings' deltas
 };
 
 DiffReport diff_reports(const Report& a, const Report& b);

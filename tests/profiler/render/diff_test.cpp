@@ -2,6 +2,8 @@
 // larger matmuls; the diff shows the ops and the step breakdown that changed.
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "profiler/render/diff.hpp"
 #include "tests/profiler/prof_test_util.hpp"
 
@@ -32,6 +34,37 @@ TEST(Diff, UnitComparesOpsStepsAndFindings) {
   EXPECT_EQ(prof::render_diff_json(d)["ops"][0]["delta_total_ns"], 2000);
 }
 
+TEST(Diff, FindingsExplainTheStepChangeByTheirCosts) {
+  prof::Report a, b;
+  a.steps.push_back({0, 0, {10'000'000, 0, 0, 0, 0, 0, 0}});
+  b.steps.push_back({0, 0, {14'000'000, 0, 0, 0, 0, 0, 0}});
+  auto finding = [](const char* id, const char* severity, std::optional<double> cost) {
+    prof::Finding f{id, std::string(id) + " sentence"};
+    f.severity = severity, f.cost_ns_per_step = cost;
+    return f;
+  };
+  a.findings = {finding("data_loader_starvation", "critical", 2e6), finding("memory_bound_ops", "info", std::nullopt)};
+  b.findings = {finding("data_loader_starvation", "critical", 5e6), finding("allocator_cost", "warning", 0.5e6),
+                finding("memory_bound_ops", "info", std::nullopt)};
+  prof::DiffReport d = prof::diff_reports(a, b);
+  ASSERT_EQ(d.findings.size(), 3u);
+  EXPECT_EQ(d.findings[0].id, "data_loader_starvation");  // largest change of cost first
+  EXPECT_DOUBLE_EQ(d.findings[0].delta_cost_ns(), 3e6);
+  EXPECT_EQ(d.findings[1].id, "allocator_cost");           // absent in A: costs 0 there
+  EXPECT_DOUBLE_EQ(d.findings[1].delta_cost_ns(), 0.5e6);
+  EXPECT_EQ(d.findings[2].id, "memory_bound_ops");         // without a cost: last
+  EXPECT_DOUBLE_EQ(d.explained_ns(), 3.5e6);
+  EXPECT_DOUBLE_EQ(d.step_delta_ns(), 4e6);
+  std::string text = prof::render_diff_text(d, 10);
+  EXPECT_NE(text.find("changed by +4000.000 us; the findings' costs changed by +3500.000 us (88% of the change"),
+            std::string::npos) << text;
+  auto j = prof::render_diff_json(d);
+  EXPECT_EQ(j["findings"][1]["a_cost_ns"], nullptr);
+  EXPECT_EQ(j["findings"][1]["severity_b"], "warning");
+  EXPECT_EQ(j["explained_ns"], 3.5e6);
+  EXPECT_EQ(j["findings"][2]["delta_cost_ns"], nullptr);
+}
+
 TEST(Diff, TwoRecordingsEndToEnd) {
   const RecordedRun& a = small_run();
   ASSERT_FALSE(a.db.empty());
@@ -59,6 +92,15 @@ TEST(Diff, TwoRecordingsEndToEnd) {
     if (s["metric"] == "Preparing") preparing_a = s["a_ns"], preparing_b = s["b_ns"];
   }
   EXPECT_NEAR(preparing_b - preparing_a, 3e6, 0.2e6) << "the loader got 3 ms slower per step";
+  bool loader_found = false;
+  for (const auto& f : j["findings"]) {
+    if (f["id"] != "data_loader_starvation") continue;
+    loader_found = true;
+    ASSERT_TRUE(f["delta_cost_ns"].is_number()) << f.dump();
+    EXPECT_NEAR(f["delta_cost_ns"].get<double>(), 3e6, 0.3e6) << "the finding's cost moves with the loader";
+  }
+  EXPECT_TRUE(loader_found) << j["findings"].dump();
+  EXPECT_NE(r.output.find("of the change"), std::string::npos) << r.output;
   auto missing = run_command(prof() + " diff " + a.dir + " /nonexistent");
   EXPECT_EQ(missing.exit_code, 3);
 }
