@@ -28,13 +28,17 @@ std::string fmt(const char* format, double v) {
 std::string ms(double ns) { return fmt("%.3f ms", ns / 1e6); }
 std::string pct(double fraction) { return fmt("%.1f%%", fraction * 100); }
 
-void starvation(const Report& r, std::vector<Finding>& out) {
+// Each costed rule records what it measured in `measured` (ns per step) before its threshold.
+using Measured = std::map<std::string, double>;
+
+void starvation(const Report& r, std::vector<Finding>& out, Measured& measured) {
   if (r.steps.empty()) return;
   double step = 0, lead = 0, idle = 0;
   for (const StepRow& s : r.steps) step += static_cast<double>(s.b.step), lead += static_cast<double>(s.b.preparing),
                                     idle += static_cast<double>(s.b.free);
-  if (step <= 0 || lead / step < kStarvationShare) return;
   auto n = static_cast<double>(r.steps.size());
+  measured["data_loader_starvation"] = lead / n;
+  if (step <= 0 || lead / step < kStarvationShare) return;
   Finding f{"data_loader_starvation",
                  "AI cores idle " + pct(lead / step) + " of each step waiting for input: on average " + ms(lead / n) +
                      " of each " + ms(step / n) + " step pass before the step's first task (" +
@@ -47,14 +51,16 @@ void starvation(const Report& r, std::vector<Finding>& out) {
   out.push_back(std::move(f));
 }
 
-void exposed_communication(const Report& r, std::vector<Finding>& out) {
+void exposed_communication(const Report& r, std::vector<Finding>& out, Measured& measured) {
+  if (r.steps.empty()) return;
   double step = 0, exposed = 0, comm = 0;
   for (const StepRow& s : r.steps) {
     step += static_cast<double>(s.b.step), exposed += static_cast<double>(s.b.comm_not_overlapped);
     comm += static_cast<double>(s.b.communication);
   }
-  if (step <= 0 || exposed / step < kExposedCommShare) return;
   auto n = static_cast<double>(r.steps.size());
+  measured["unoverlapped_communication"] = exposed / n;
+  if (step <= 0 || exposed / step < kExposedCommShare) return;
   Finding f{"unoverlapped_communication",
                  "Communication is not hidden behind computation: " + pct(exposed / step) + " of step time (" +
                      ms(exposed / n) + " per step) is communication with no compute running; " + pct(exposed / comm) +
@@ -96,7 +102,8 @@ void memory_bound(const Report& r, std::vector<Finding>& out) {
   out.push_back(std::move(f));
 }
 
-void aicpu(const Report& r, std::vector<Finding>& out) {
+void aicpu(const Report& r, std::vector<Finding>& out, Measured& measured) {
+  if (!r.steps.empty()) measured["aicpu_fallback"] = 0;  // fires on any AI CPU op
   if (r.aicpu_ops.empty()) return;
   double share = 0, total = 0;
   std::string list;
@@ -118,6 +125,7 @@ void aicpu(const Report& r, std::vector<Finding>& out) {
   if (!r.steps.empty()) {
     auto n = static_cast<double>(r.steps.size());
     f.cost_ns_per_step = total / n, f.step_ns = step / n;
+    measured["aicpu_fallback"] = total / n;
   }
   out.push_back(std::move(f));
 }
@@ -138,7 +146,7 @@ void churn(const ProfileData& d, const Report& r, std::vector<Finding>& out) {
 // What device malloc/free cost each step: on each device, the host time of the calls inside its
 // step windows while the device sat idle (a call the device works through costs nothing), averaged
 // over its steps; the costliest device speaks for the node.
-void allocator_cost(const ProfileData& d, std::vector<Finding>& out) {
+void allocator_cost(const ProfileData& d, std::vector<Finding>& out, Measured& measured) {
   struct PerDevice {
     std::vector<Interval> calls;
     int64_t host_ns = 0, count = 0, step_ns = 0, steps = 0, idle_ns = 0;
@@ -170,10 +178,12 @@ void allocator_cost(const ProfileData& d, std::vector<Finding>& out) {
   auto worst = std::max_element(devices.begin(), devices.end(), [](const auto& a, const auto& b) {
     return a.second.idle_ns * b.second.steps < b.second.idle_ns * a.second.steps;
   });
-  if (worst == devices.end() || worst->second.steps == 0 || worst->second.count == 0) return;
+  if (worst == devices.end() || worst->second.steps == 0) return;
   const PerDevice& p = worst->second;
   double steps = static_cast<double>(p.steps);
   double per_step = static_cast<double>(p.idle_ns) / steps, step = static_cast<double>(p.step_ns) / steps;
+  measured["allocator_cost"] = per_step;
+  if (p.count == 0) return;
   if (per_step < kAllocCostShare * step) return;
   double calls = static_cast<double>(p.count) / steps, host = static_cast<double>(p.host_ns) / steps;
   Finding f{"allocator_cost",
@@ -298,12 +308,12 @@ double busbw_factor(const std::string& op, int ranks) {
 
 void add_findings(const ProfileData& data, Report& r) {
   recording_quality(r, r.findings);
-  starvation(r, r.findings);
-  exposed_communication(r, r.findings);
-  aicpu(r, r.findings);
+  starvation(r, r.findings, r.measured_cost_ns_per_step);
+  exposed_communication(r, r.findings, r.measured_cost_ns_per_step);
+  aicpu(r, r.findings, r.measured_cost_ns_per_step);
   memory_bound(r, r.findings);
   churn(data, r, r.findings);
-  allocator_cost(data, r.findings);
+  allocator_cost(data, r.findings, r.measured_cost_ns_per_step);
   throttling(r, r.findings);
   rank_findings(r.findings);
 }

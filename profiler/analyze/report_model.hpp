@@ -146,6 +146,9 @@ struct Report {
   std::vector<MemoryPoint> memory_timeline;  // at most ~24 points per device
   std::vector<ThrottlePeriod> throttles;
   std::vector<Finding> findings;
+  // What each rule that estimates a cost measured (ns per step), whether it fired or not: a cause
+  // under its rule's threshold still has a cost, which `npu-prof diff` compares against.
+  std::map<std::string, double> measured_cost_ns_per_step;
 };
 
 }  // namespace npukit::prof

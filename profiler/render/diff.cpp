@@ -73,8 +73,17 @@ std::vector<FindingDiff> finding_diffs(const Report& a, const Report& b) {
     FindingDiff& d = by_id[f.id];
     d.id = f.id, d.severity_b = f.severity, d.text = f.text, d.b_cost_ns = f.cost_ns_per_step;
   }
+  // The side without the finding: what its rule measured there, under the threshold.
+  auto below_threshold = [](const Report& r, const std::string& id) -> std::optional<double> {
+    auto it = r.measured_cost_ns_per_step.find(id);
+    return it == r.measured_cost_ns_per_step.end() ? std::nullopt : std::optional<double>(it->second);
+  };
   std::vector<FindingDiff> out;
-  for (auto& [id, d] : by_id) out.push_back(std::move(d));
+  for (auto& [id, d] : by_id) {
+    if (d.severity_a.empty() && d.b_cost_ns) d.a_cost_ns = below_threshold(a, id);
+    if (d.severity_b.empty() && d.a_cost_ns) d.b_cost_ns = below_threshold(b, id);
+    out.push_back(std::move(d));
+  }
   std::stable_sort(out.begin(), out.end(), [](const FindingDiff& x, const FindingDiff& y) {
     if (x.costed() != y.costed()) return x.costed();
     return std::fabs(x.delta_cost_ns()) > std::fabs(y.delta_cost_ns());
@@ -93,8 +102,8 @@ std::string side(const DurationStats& s, double value) { return s.count == 0 ? "
 
 std::string signed_us(double ns) { return (ns >= 0 ? "+" : "") + us(ns); }
 std::string cost_cell(const std::string& severity, const std::optional<double>& cost) {
-  if (severity.empty()) return "-";
-  return cost ? us(*cost) : "n/a";
+  if (!cost) return severity.empty() ? "-" : "n/a";
+  return severity.empty() ? "(" + us(*cost) + ")" : us(*cost);
 }
 
 // The findings table and the line saying how much of the step-time change they explain.
@@ -108,6 +117,7 @@ std::string render_findings_diff(const DiffReport& d) {
                f.severity_b.empty() ? "-" : f.severity_b});
   }
   out += table.render();
+  out += "  (x): measured under the rule's threshold, no finding on that side; -: no finding, counted as 0.\n";
   const double step = d.step_delta_ns(), explained = d.explained_ns();
   const double a_step = d.steps.empty() ? 0 : d.steps.front().a_ns;
   out += "  The average step changed by " + signed_us(step) + " us; the findings' costs changed by " +

@@ -38,10 +38,11 @@ struct CommDiff {
   DurationStats a, b;
 };
 
-// One rule's finding on either side. A cost is absent when the finding is absent or its rule
-// does not estimate one; a finding absent on a side costs 0 there.
+// One rule's finding on either side. On a side without the finding, the cost is what the rule
+// measured under its threshold (Report::measured_cost_ns_per_step), else 0 for a costed rule;
+// a rule that estimates no cost has none on either side.
 struct FindingDiff {
-  std::string id, severity_a, severity_b;  // severity "" = absent on that side
+  std::string id, severity_a, severity_b;  // severity "" = no finding on that side
   std::string text;                        // B's sentence, else A's
   std::optional<double> a_cost_ns, b_cost_ns;
   bool costed() const { return a_cost_ns.has_value() || b_cost_ns.has_value(); }

@@ -63,6 +63,13 @@ TEST(Diff, FindingsExplainTheStepChangeByTheirCosts) {
   EXPECT_EQ(j["findings"][1]["severity_b"], "warning");
   EXPECT_EQ(j["explained_ns"], 3.5e6);
   EXPECT_EQ(j["findings"][2]["delta_cost_ns"], nullptr);
+
+  // A's allocator cost was measured under the rule's threshold: the diff counts it, not 0.
+  a.measured_cost_ns_per_step["allocator_cost"] = 0.2e6;
+  prof::DiffReport measured = prof::diff_reports(a, b);
+  EXPECT_DOUBLE_EQ(measured.findings[1].delta_cost_ns(), 0.3e6);
+  EXPECT_TRUE(measured.findings[1].severity_a.empty());
+  EXPECT_NE(prof::render_diff_text(measured, 10).find("(200.000)"), std::string::npos);
 }
 
 TEST(Diff, TwoRecordingsEndToEnd) {
