@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <set>
 #include <tuple>
 
 #include "profiler/render/text_table.hpp"
@@ -67,11 +66,11 @@ std::vector<FindingDiff> finding_diffs(const Report& a, const Report& b) {
   std::map<std::string, FindingDiff> by_id;
   for (const Finding& f : a.findings) {
     FindingDiff& d = by_id[f.id];
-    d.id = f.id, d.severity_a = f.severity, d.text = f.text, d.a_cost_ns = f.cost_ns_per_step;
+    d.id = f.id, d.in_a = true, d.severity_a = f.severity, d.text = f.text, d.a_cost_ns = f.cost_ns_per_step;
   }
   for (const Finding& f : b.findings) {
     FindingDiff& d = by_id[f.id];
-    d.id = f.id, d.severity_b = f.severity, d.text = f.text, d.b_cost_ns = f.cost_ns_per_step;
+    d.id = f.id, d.in_b = true, d.severity_b = f.severity, d.text = f.text, d.b_cost_ns = f.cost_ns_per_step;
   }
   // The side without the finding: what its rule measured there, under the threshold.
   auto below_threshold = [](const Report& r, const std::string& id) -> std::optional<double> {
@@ -80,8 +79,8 @@ std::vector<FindingDiff> finding_diffs(const Report& a, const Report& b) {
   };
   std::vector<FindingDiff> out;
   for (auto& [id, d] : by_id) {
-    if (d.severity_a.empty() && d.b_cost_ns) d.a_cost_ns = below_threshold(a, id);
-    if (d.severity_b.empty() && d.a_cost_ns) d.b_cost_ns = below_threshold(b, id);
+    if (!d.in_a && d.b_cost_ns) d.a_cost_ns = below_threshold(a, id);
+    if (!d.in_b && d.a_cost_ns) d.b_cost_ns = below_threshold(b, id);
     out.push_back(std::move(d));
   }
   std::stable_sort(out.begin(), out.end(), [](const FindingDiff& x, const FindingDiff& y) {
@@ -101,9 +100,9 @@ std::string change(double a, double b) {
 std::string side(const DurationStats& s, double value) { return s.count == 0 ? "-" : us(value); }
 
 std::string signed_us(double ns) { return (ns >= 0 ? "+" : "") + us(ns); }
-std::string cost_cell(const std::string& severity, const std::optional<double>& cost) {
-  if (!cost) return severity.empty() ? "-" : "n/a";
-  return severity.empty() ? "(" + us(*cost) + ")" : us(*cost);
+std::string cost_cell(bool present, const std::optional<double>& cost) {
+  if (!cost) return present ? "n/a" : "-";
+  return present ? us(*cost) : "(" + us(*cost) + ")";
 }
 
 // The findings table and the line saying how much of the step-time change they explain.
@@ -112,7 +111,7 @@ std::string render_findings_diff(const DiffReport& d) {
   if (d.findings.empty()) return out + "  (no findings on either side)\n";
   TextTable table({"Finding", "A", "B", "Delta", "Severity A", "Severity B"}, 1);
   for (const FindingDiff& f : d.findings) {
-    table.add({f.id, cost_cell(f.severity_a, f.a_cost_ns), cost_cell(f.severity_b, f.b_cost_ns),
+    table.add({f.id, cost_cell(f.in_a, f.a_cost_ns), cost_cell(f.in_b, f.b_cost_ns),
                f.costed() ? signed_us(f.delta_cost_ns()) : "n/a", f.severity_a.empty() ? "-" : f.severity_a,
                f.severity_b.empty() ? "-" : f.severity_b});
   }
@@ -151,11 +150,12 @@ DiffReport diff_reports(const Report& a, const Report& b) {
   d.ops = op_diffs(a, b);
   d.comm = comm_diffs(a, b);
   d.findings = finding_diffs(a, b);
-  std::set<std::string> fa, fb;
-  for (const Finding& f : a.findings) fa.insert(f.id);
-  for (const Finding& f : b.findings) fb.insert(f.id);
-  std::set_difference(fa.begin(), fa.end(), fb.begin(), fb.end(), std::back_inserter(d.findings_gone));
-  std::set_difference(fb.begin(), fb.end(), fa.begin(), fa.end(), std::back_inserter(d.findings_new));
+  for (const FindingDiff& f : d.findings) {
+    if (!f.in_a) d.findings_new.push_back(f.id);
+    if (!f.in_b) d.findings_gone.push_back(f.id);
+  }
+  std::sort(d.findings_new.begin(), d.findings_new.end());
+  std::sort(d.findings_gone.begin(), d.findings_gone.end());
   return d;
 }
 

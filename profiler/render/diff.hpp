@@ -42,7 +42,8 @@ struct CommDiff {
 // measured under its threshold (Report::measured_cost_ns_per_step), else 0 for a costed rule;
 // a rule that estimates no cost has none on either side.
 struct FindingDiff {
-  std::string id, severity_a, severity_b;  // severity "" = no finding on that side
+  std::string id, severity_a, severity_b;  // "" on a side without the finding
+  bool in_a = false, in_b = false;         // the finding is on that side
   std::string text;                        // B's sentence, else A's
   std::optional<double> a_cost_ns, b_cost_ns;
   bool costed() const { return a_cost_ns.has_value() || b_cost_ns.has_value(); }

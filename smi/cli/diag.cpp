@@ -81,7 +81,7 @@ std::string category_row(const std::string& category) {
 
 }  // namespace
 
-int diag_exit_code(pr::Verdict v) {
+int verdict_exit_code(pr::Verdict v) {
   switch (v) {
     case pr::Verdict::kPass: return kExitOk;
     case pr::Verdict::kWarn: return kExitHealthWarn;
@@ -124,7 +124,7 @@ std::string render_diag_box(const tf::Snapshot& s, const pr::DiagReport& r, bool
       for (const std::string& why : d.reasons) out += t.name + ", " + where + ": " + why + "\n";
     }
   }
-  out += std::string("Result: ") + pr::verdict_name(r.verdict) + " (exit " + std::to_string(diag_exit_code(r.verdict)) + ")\n";
+  out += std::string("Result: ") + pr::verdict_name(r.verdict) + " (exit " + std::to_string(verdict_exit_code(r.verdict)) + ")\n";
   return out;
 }
 
@@ -142,7 +142,7 @@ nlohmann::json diag_json(const tf::Snapshot& s, const pr::DiagReport& r) {
                      {"result", diag_result_text(s, t)}, {"devices", std::move(devices)}});
   }
   return {{"node", s.node().node_name}, {"node_spec", s.node().node_spec}, {"level", r.level},
-          {"verdict", pr::verdict_name(r.verdict)}, {"exit_code", diag_exit_code(r.verdict)}, {"tests", std::move(tests)}};
+          {"verdict", pr::verdict_name(r.verdict)}, {"exit_code", verdict_exit_code(r.verdict)}, {"tests", std::move(tests)}};
 }
 
 std::string diag_help() {
@@ -260,7 +260,7 @@ int run_diag_command(Context& ctx, const std::vector<std::string>& args) {
   }
   *ctx.out << (req.json ? diag_json(session->snapshot, report).dump(2) + "\n"
                         : render_diag_box(session->snapshot, report, req.verbose));
-  return diag_exit_code(report.verdict);
+  return verdict_exit_code(report.verdict);
 }
 
 }  // namespace npukit::smi

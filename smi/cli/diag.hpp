@@ -19,7 +19,8 @@ std::string diag_result_text(const telemetry::Snapshot& s, const probes::DiagTes
 // `verbose`: a "measured" line per device for the tests that measure.
 std::string render_diag_box(const telemetry::Snapshot& s, const probes::DiagReport& r, bool verbose = false);
 nlohmann::json diag_json(const telemetry::Snapshot& s, const probes::DiagReport& r);
-int diag_exit_code(probes::Verdict v);
+// The exit code of a verdict, shared by `health` and `diag` (kExitOk, kExitHealthWarn/Fail/Unknown).
+int verdict_exit_code(probes::Verdict v);
 std::string diag_help();
 
 // `npu-smi diag [-r 1|2|3] [-i id] [--duration S] [-v] [--json]` (args after "diag").

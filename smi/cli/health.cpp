@@ -3,6 +3,7 @@
 
 #include "probes/health_rules.hpp"
 #include "smi/cli/commands.hpp"
+#include "smi/cli/diag.hpp"
 #include "smi/common/text.hpp"
 
 namespace npukit::smi {
@@ -11,16 +12,6 @@ namespace tf = telemetry;
 namespace pr = probes;
 
 namespace {
-
-int exit_for(pr::Verdict v) {
-  switch (v) {
-    case pr::Verdict::kPass: return kExitOk;
-    case pr::Verdict::kWarn: return kExitHealthWarn;
-    case pr::Verdict::kFail: return kExitHealthFail;
-    case pr::Verdict::kUnknown: return kExitHealthUnknown;
-  }
-  return kExitHealthUnknown;
-}
 
 Value optional_number(const std::optional<double>& v) { return v ? Value::real(*v, 1) : Value::na(); }
 
@@ -40,7 +31,7 @@ Document build_health_doc(const tf::Snapshot& s, const std::vector<int>& devices
   Document doc;
   doc.add("", "node", Value::str(s.node().node_name)).add("", "node_spec", Value::str(s.node().node_spec));
   doc.add("", "verdict", Value::str(pr::verdict_name(report.verdict)));
-  doc.add("", "exit_code", Value::integer(exit_for(report.verdict)));
+  doc.add("", "exit_code", Value::integer(verdict_exit_code(report.verdict)));
   doc.add("", "stale", Value::pair(report.stale, report.stale ? "yes" : "no"));
   doc.add("", "stale_reason", report.stale ? Value::str(report.stale_reason) : Value::na());
   std::vector<Object> devs;
