@@ -58,7 +58,8 @@ void add_device_commands(CLI::App& app, Args& a, Commands& c) {
   };
   c.inject = device_command("inject", "inject a fault into a device");
   c.inject->add_option("--fault,-f", a.fault,
-                       "over-temperature, hbm-double-bit, ecc-storm, aicore-hang, link-down, device-lost")->required();
+                       "over-temperature, hbm-double-bit, ecc-storm, aicore-hang, link-down, device-lost, "
+                       "aicore-degraded, link-degraded")->required();
   c.clear = device_command("clear", "clear a device's faults (a hang or a lost device needs reset)");
   c.reset = device_command("reset", "reset a device");
   c.set = device_command("set", "set a device's power limit or ECC mode");

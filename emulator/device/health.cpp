@@ -13,13 +13,15 @@ struct FaultName {
   FaultKind kind;
   const char* name;
 };
-constexpr std::array<FaultName, 6> kFaultNames{{
+constexpr std::array<FaultName, 8> kFaultNames{{
     {FaultKind::kOverTemperature, "over-temperature"},
     {FaultKind::kHbmDoubleBit, "hbm-double-bit"},
     {FaultKind::kEccStorm, "ecc-storm"},
     {FaultKind::kAicoreHang, "aicore-hang"},
     {FaultKind::kLinkDown, "link-down"},
     {FaultKind::kDeviceLost, "device-lost"},
+    {FaultKind::kAicoreDegraded, "aicore-degraded"},
+    {FaultKind::kLinkDegraded, "link-degraded"},
 }};
 
 }  // namespace
@@ -67,7 +69,7 @@ void DeviceHealth::inject(FaultKind kind) {
 
 void DeviceHealth::clear() {
   for (FaultKind k : {FaultKind::kOverTemperature, FaultKind::kEccStorm, FaultKind::kLinkDown,
-                      FaultKind::kHbmDoubleBit}) {
+                      FaultKind::kHbmDoubleBit, FaultKind::kAicoreDegraded, FaultKind::kLinkDegraded}) {
     active_ &= ~(1u << static_cast<int>(k));
   }
   ecc_.single_bit_volatile = 0;

@@ -26,8 +26,12 @@ enum class FaultKind : uint8_t {
   kAicoreHang,       // AI Core tasks never finish: they time out; Critical until reset
   kLinkDown,         // the device's HCCS (or PCIe peer) links go down until cleared
   kDeviceLost,       // the device falls off the bus: UNKNOWN until reset
+  // Silent degradations (no alarm, as on real parts; the profiler finds them) until cleared:
+  kAicoreDegraded,   // a quarter of the AI cores isolated: AI Core kernels take 4/3 as long
+  kLinkDegraded,     // the device's HCCS links retrained at a quarter of their bandwidth
 };
-// "over-temperature", "hbm-double-bit", "ecc-storm", "aicore-hang", "link-down", "device-lost"
+// "over-temperature", "hbm-double-bit", "ecc-storm", "aicore-hang", "link-down", "device-lost",
+// "aicore-degraded", "link-degraded"
 const char* fault_name(FaultKind k);
 Result<FaultKind> parse_fault(std::string_view name);
 const std::vector<FaultKind>& all_faults();
@@ -82,6 +86,11 @@ class DeviceHealth {
   bool hung() const { return active(FaultKind::kAicoreHang); }
   bool lost() const { return active(FaultKind::kDeviceLost); }
   bool links_down() const { return active(FaultKind::kLinkDown); }
+  bool links_degraded() const { return active(FaultKind::kLinkDegraded); }
+  // How much longer an AI Core kernel takes than on a healthy chip at the same clock (>= 1).
+  double aicore_slowdown() const { return active(FaultKind::kAicoreDegraded) ? kDegradedAicoreSlowdown : 1.0; }
+  static constexpr double kDegradedAicoreSlowdown = 4.0 / 3.0;  // 3 of 4 cores left
+  static constexpr double kDegradedLinkShare = 0.25;            // of the link's line rate
   // Marks that a task timed out on this device (raises the Critical timeout alarm).
   void note_task_timeout() { timeouts_ += 1; }
   uint64_t task_timeouts() const { return timeouts_; }

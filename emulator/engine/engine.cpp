@@ -201,7 +201,8 @@ Nanos Engine::start_duration(Stream& st, Device& dev, Task& head) {
               std::to_string(task_timeout_ns_ / 1'000'000) + " ms (error code 0x80CB8009)");
       duration = task_timeout_ns_;
     } else {
-      duration = dev.jittered(kernel_duration(head.timing, dev.clock_ratio()), jitter_);
+      double slowdown = head.unit == Unit::kAiCpu ? 1.0 : dev.health().aicore_slowdown();
+      duration = dev.jittered(static_cast<Nanos>(static_cast<double>(kernel_duration(head.timing, dev.clock_ratio())) * slowdown), jitter_);
     }
     st.activity.unit = head.unit;
     st.activity.cores = head.timing.cores;

@@ -84,7 +84,7 @@ Nanos Fabric::transfer_time(int src, int dst, uint64_t bytes) const {
   double bw = std::numeric_limits<double>::max();
   for (int id : path(src, dst)) {
     latency += links_[id].latency_ns;
-    bw = std::min(bw, links_[id].bandwidth_bps * efficiency_);
+    bw = std::min(bw, links_[id].bandwidth_bps * links_[id].rate_share * efficiency_);
   }
   return latency + static_cast<Nanos>(static_cast<double>(bytes) / bw * 1e9);
 }

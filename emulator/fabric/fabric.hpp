@@ -34,6 +34,7 @@ struct Link {
   double bandwidth_bps = 0;  // line rate per direction
   Nanos latency_ns = 0;
   bool up = true;
+  double rate_share = 1;     // of the line rate it runs at (< 1: retrained after a degradation)
   Nanos free_at = 0;
   uint64_t bytes_total = 0;  // bytes carried (counted when the transfer is scheduled)
   double bytes_flow = 0;     // bytes carried by the time of the last Fabric::account()

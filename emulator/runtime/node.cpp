@@ -67,16 +67,18 @@ Result<CommId> Node::create_communicator(std::string name, const std::vector<Con
 
 // HCCS topologies take a device's HCCS links down; a PCIe-only node its PCIe peer links. A link
 // stays down while either end's fault is active (clearing one device leaves its links to another
-// link-down device down).
+// link-down device down). A link-degraded fault at either end runs the link at a quarter of its rate.
 void Node::refresh_links(int device) {
   bool has_hccs = false;
   for (const Link& l : fabric_->links()) {
     has_hccs = has_hccs || (l.kind == LinkKind::kHccs && (l.src == device || l.dst == device));
   }
   auto faulted = [this](int d) { return d >= 0 && devices_[d].health().links_down(); };
+  auto degraded = [this](int d) { return d >= 0 && devices_[d].health().links_degraded(); };
   for (const Link& l : fabric_->links()) {
     bool touches = l.src == device || l.dst == device;
     if (!touches || (l.kind == LinkKind::kHccs) != has_hccs) continue;
+    fabric_->link(l.id).rate_share = degraded(l.src) || degraded(l.dst) ? DeviceHealth::kDegradedLinkShare : 1.0;
     bool up = !faulted(l.src) && !faulted(l.dst);
     if (up == l.up) continue;
     fabric_->link(l.id).up = up;
@@ -99,7 +101,7 @@ Status Node::inject_fault(int device, FaultKind kind) {
     const EccCounters& ecc = d.health().ecc();
     events_.ecc({device, true, 1, 1, ecc.double_bit_aggregate, now()});
   }
-  if (kind == FaultKind::kLinkDown) refresh_links(device);
+  if (kind == FaultKind::kLinkDown || kind == FaultKind::kLinkDegraded) refresh_links(device);
   return Status::Ok();
 }
 

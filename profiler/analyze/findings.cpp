@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "profiler/analyze/findings_internal.hpp"
 #include "profiler/analyze/report_build.hpp"
 #include "profiler/analyze/rules.hpp"
 
@@ -20,16 +21,7 @@ constexpr double kMemoryBoundMinRatio = 3;     // percent of kernel time for an 
 constexpr double kChurnAllocsPerStep = 100;
 constexpr double kAllocCostShare = 0.005;      // host time in device malloc/free, share of step time
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-std::string ms(double ns) { return fmt("%.3f ms", ns / 1e6); }
-std::string pct(double fraction) { return fmt("%.1f%%", fraction * 100); }
-
 // Each costed rule records what it measured in `measured` (ns per step) before its threshold.
-using Measured = std::map<std::string, double>;
 
 void starvation(const Report& r, std::vector<Finding>& out, Measured& measured) {
   if (r.steps.empty()) return;
@@ -51,24 +43,23 @@ void starvation(const Report& r, std::vector<Finding>& out, Measured& measured) 
   out.push_back(std::move(f));
 }
 
+// Measured on the rank the others wait for (the most own work): what the other ranks spend in
+// communication beyond it is waiting for that rank (slow_rank), not transfer time.
 void exposed_communication(const Report& r, std::vector<Finding>& out, Measured& measured) {
-  if (r.steps.empty()) return;
-  double step = 0, exposed = 0, comm = 0;
-  for (const StepRow& s : r.steps) {
-    step += static_cast<double>(s.b.step), exposed += static_cast<double>(s.b.comm_not_overlapped);
-    comm += static_cast<double>(s.b.communication);
-  }
-  auto n = static_cast<double>(r.steps.size());
-  measured["unoverlapped_communication"] = exposed / n;
+  if (r.ranks.empty()) return;
+  const RankRow& critical = *std::max_element(r.ranks.begin(), r.ranks.end(),
+                                              [](const RankRow& a, const RankRow& b) { return a.work() < b.work(); });
+  double step = critical.step, exposed = critical.comm_exposed, comm = critical.communication;
+  measured["unoverlapped_communication"] = exposed;
   if (step <= 0 || exposed / step < kExposedCommShare) return;
   Finding f{"unoverlapped_communication",
                  "Communication is not hidden behind computation: " + pct(exposed / step) + " of step time (" +
-                     ms(exposed / n) + " per step) is communication with no compute running; " + pct(exposed / comm) +
+                     ms(exposed) + " per step) is communication with no compute running; " + pct(exposed / comm) +
                      " of all communication time is exposed.",
                  {{"not_overlapped_percent_of_step", 100 * exposed / step},
-                  {"not_overlapped_avg_ms", exposed / n / 1e6},
+                  {"not_overlapped_avg_ms", exposed / 1e6},
                   {"exposed_percent_of_communication", 100 * exposed / comm}}};
-  f.cost_ns_per_step = exposed / n, f.step_ns = step / n;
+  f.cost_ns_per_step = exposed, f.step_ns = step;
   out.push_back(std::move(f));
 }
 
@@ -315,6 +306,7 @@ void add_findings(const ProfileData& data, Report& r) {
   churn(data, r, r.findings);
   allocator_cost(data, r.findings, r.measured_cost_ns_per_step);
   throttling(r, r.findings);
+  slow_rank(r, r.findings, r.measured_cost_ns_per_step);
   rank_findings(r.findings);
 }
 

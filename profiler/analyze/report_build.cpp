@@ -1,5 +1,7 @@
 #include "profiler/analyze/report_build.hpp"
 
+#include "profiler/analyze/ranks.hpp"
+
 #include <algorithm>
 #include <array>
 #include <map>
@@ -342,6 +344,7 @@ Result<Report> build_report(const ProfileData& data, const ReportOptions& option
   comm_tables(data, StepFilter(data, options.step), r);
   memory_tables(data, r);
   throttle_periods(data, r);
+  r.ranks = rank_rows(r);
   add_findings(data, r);
   return r;
 }

@@ -118,6 +118,17 @@ struct ThrottlePeriod {
   double main_clock_share() const;
 };
 
+// One rank's step, averaged over its steps (ns). Its own work is the step minus the time it sat in
+// communication with no compute running: in a synchronous job every rank's step is as long as the
+// slowest one's, and the others spend the difference waiting inside the next collective.
+struct RankRow {
+  int device = 0;
+  int rank = -1;  // -1 when the recording does not know it
+  int steps = 0;
+  double step = 0, computing = 0, communication = 0, comm_exposed = 0, preparing = 0, other_idle = 0;
+  double work() const { return step - comm_exposed; }
+};
+
 struct Finding {
   Finding() = default;
   Finding(std::string id_, std::string text_, std::vector<std::pair<std::string, double>> numbers_ = {})
@@ -145,6 +156,7 @@ struct Report {
   std::vector<MemoryRow> memory;
   std::vector<MemoryPoint> memory_timeline;  // at most ~24 points per device
   std::vector<ThrottlePeriod> throttles;
+  std::vector<RankRow> ranks;  // by device
   std::vector<Finding> findings;
   // What each rule that estimates a cost measured (ns per step), whether it fired or not: a cause
   // under its rule's threshold still has a cost, which `npu-prof diff` compares against.

@@ -11,7 +11,9 @@ constexpr RuleDef kRules[] = {
      "feed the device faster: more loader workers, prefetching, pinned host memory"},
     {"unoverlapped_communication", "collective tasks against compute tasks per device (OVERLAP_ANALYSIS)",
      "communication with no compute running is >= 10% of the step",
-     "the average communication time per step with no compute running", Severity::kWarning,
+     "the communication time per step with no compute running, on the rank with the most own work "
+     "(what the others spend beyond it is waiting for that rank: slow_rank)",
+     Severity::kWarning,
      "overlap communication with compute: gradient buckets launched during the backward pass, "
      "a separate communication stream, fewer and larger collectives"},
     {"aicpu_fallback", "COMPUTE_TASK_INFO tasks of type AI_CPU",
@@ -33,6 +35,13 @@ constexpr RuleDef kRules[] = {
     {"throttling", "the clock's DVFS steps (EMU_EVENT throttle_changed) and the first counter sample",
      "any period with a throttle reason", "", Severity::kWarning,
      "cool the chip (airflow, inlet temperature) or raise the power limit; check npu-smi health"},
+    {"slow_rank", "per-rank step breakdown (OVERLAP_ANALYSIS within each rank's step windows)",
+     "a rank's own work (its step minus communication with no compute running) is >= 5% above the "
+     "median of the other ranks'",
+     "the straggler's own work per step minus the other ranks' median (they wait that long for it)",
+     Severity::kWarning,
+     "look at the slow rank's device: npu-smi info/health for its clock, temperature and cores, npu-smi "
+     "diag for its compute; balance its input or its share of the model"},
     {"incomplete_recording", "META_DATA RECORDING_STATE", "the recorder stopped before finalizing", "",
      Severity::kWarning, "re-record; this report covers what was committed"},
     {"dropped_events", "EMU_RUN events_missed, lossless_lost", "any event missed", "", Severity::kWarning,

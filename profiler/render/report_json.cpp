@@ -1,3 +1,4 @@
+#include "profiler/analyze/ranks.hpp"
 #include "profiler/render/report_render.hpp"
 
 namespace npukit::prof {
@@ -83,6 +84,26 @@ json memory(const Report& r) {
   return out;
 }
 
+// Per rank (ms per step) and the straggler verdict (ranks.hpp).
+json ranks(const Report& r) {
+  json rows = json::array();
+  for (const RankRow& row : r.ranks) {
+    rows.push_back({{"device", row.device}, {"rank", row.rank >= 0 ? json(row.rank) : json()}, {"steps", row.steps},
+                    {"step_ms", row.step / 1e6}, {"work_ms", row.work() / 1e6}, {"computing_ms", row.computing / 1e6},
+                    {"communication_ms", row.communication / 1e6}, {"comm_not_overlapped_ms", row.comm_exposed / 1e6},
+                    {"idle_before_first_task_ms", row.preparing / 1e6}, {"idle_between_tasks_ms", row.other_idle / 1e6}});
+  }
+  json verdict;
+  if (r.ranks.size() >= 2) {
+    StragglerVerdict v = straggler(r.ranks);
+    const RankRow& slow = r.ranks[static_cast<std::size_t>(v.index)];
+    verdict = {{"straggler", v.slow}, {"slowest_device", slow.device}, {"excess_ms", v.excess_ns / 1e6},
+               {"others_median_work_ms", v.baseline_ns / 1e6}, {"phase", v.phase},
+               {"phase_excess_ms", v.phase_excess_ns / 1e6}, {"threshold_percent", 100 * straggler_threshold()}};
+  }
+  return {{"per_rank", rows}, {"verdict", verdict}};
+}
+
 }  // namespace
 
 json render_json(const Report& r) {
@@ -109,7 +130,7 @@ json render_json(const Report& r) {
   }
   json out = {{"header", header(r.header)}, {"operators", ops(r)},   {"top_tasks", top},
               {"steps", steps},             {"communication", communication(r)}, {"memory", memory(r)},
-              {"throttling", throttles},    {"findings", findings}};
+              {"throttling", throttles},    {"ranks", ranks(r)},                 {"findings", findings}};
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <sstream>
 
+#include "profiler/analyze/ranks.hpp"
 #include "profiler/render/report_render.hpp"
 #include "profiler/render/text_table.hpp"
 
@@ -15,7 +16,6 @@ namespace {
 constexpr std::size_t kWidth = 100;
 constexpr std::size_t kTopFindings = 3;
 constexpr std::size_t kSlowRanks = 3;
-constexpr double kStragglerShare = 0.05;  // a rank this much slower per step than the median
 
 std::string ms(double ns) { return fixed(ns / 1e6, 3) + " ms"; }
 std::string pct(double part, double whole) { return fixed(whole > 0 ? 100 * part / whole : 0, 1) + "%"; }
@@ -101,27 +101,25 @@ std::string findings_lines(const Report& r) {
   return out;
 }
 
-// Mean step time per device, slowest first, against the median device.
+// Each rank's own work per step (its step minus the time it waited in communication), slowest
+// first, with the straggler verdict of ranks.hpp.
 std::string slow_rank_lines(const Report& r) {
-  std::map<int, std::pair<double, int>> per_device;
-  for (const StepRow& s : r.steps) per_device[s.device].first += static_cast<double>(s.b.step), ++per_device[s.device].second;
-  if (per_device.size() < 2) return "";
-  std::vector<std::pair<double, int>> means;
-  for (const auto& [device, v] : per_device) means.push_back({v.first / v.second, device});
-  std::sort(means.rbegin(), means.rend());
-  std::vector<double> values;
-  for (const auto& m : means) values.push_back(m.first);
-  double median = percentile(values, 0.5);
-  std::string out = "Slowest:   mean step time per rank against the median rank (" + ms(median) + ")\n";
-  double worst = median > 0 ? (means.front().first - median) / median : 0;
-  out += worst >= kStragglerShare
-             ? "  straggler: " + rank_name(r.header, means.front().second) + " is " + fixed(100 * worst, 1) +
-                   "% slower per step than the median rank\n"
-             : "  no straggler: every rank within " + fixed(100 * kStragglerShare, 0) + "% of the median\n";
-  for (std::size_t i = 0; i < means.size() && i < kSlowRanks; ++i) {
-    double delta = median > 0 ? 100 * (means[i].first - median) / median : 0;
-    out += "  " + rank_name(r.header, means[i].second) + ": " + ms(means[i].first) + " (" + (delta >= 0 ? "+" : "") +
-           fixed(delta, 2) + "%)\n";
+  if (r.ranks.size() < 2) return "";
+  std::vector<const RankRow*> rows;
+  for (const RankRow& row : r.ranks) rows.push_back(&row);
+  std::stable_sort(rows.begin(), rows.end(), [](const RankRow* a, const RankRow* b) { return a->work() > b->work(); });
+  StragglerVerdict v = straggler(r.ranks);
+  const RankRow& slow = r.ranks[static_cast<std::size_t>(v.index)];
+  std::string out = "Slowest:   each rank's own work per step (its step minus waiting in communication)\n";
+  out += v.slow ? "  straggler: " + rank_name(r.header, slow.device) + ", +" + fixed(100 * v.excess_ns / v.baseline_ns, 1) +
+                      "% over the others' median " + ms(v.baseline_ns) + "; loses " + ms(v.phase_excess_ns) + " " +
+                      v.phase + "\n"
+                : "  no straggler: every rank within " + fixed(100 * straggler_threshold(), 0) + "% of the others' median\n";
+  for (std::size_t i = 0; i < rows.size() && i < kSlowRanks; ++i) {
+    const RankRow& row = *rows[i];
+    out += "  " + rank_name(r.header, row.device) + ": work " + fixed(row.work() / 1e6, 3) + " of " + ms(row.step) +
+           "; compute " + fixed(row.computing / 1e6, 3) + ", comm wait " + fixed(row.comm_exposed / 1e6, 3) + ", idle " +
+           fixed((row.preparing + row.other_idle) / 1e6, 3) + "\n";
   }
   return out;
 }

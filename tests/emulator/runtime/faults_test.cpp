@@ -28,7 +28,7 @@ TEST(Faults, NamesParse) {
   for (FaultKind k : all_faults()) EXPECT_EQ(*parse_fault(fault_name(k)), k);
   EXPECT_EQ(parse_fault("fan-stuck").status().message(),
             "unknown fault 'fan-stuck' (expected one of: over-temperature, hbm-double-bit, ecc-storm, "
-            "aicore-hang, link-down, device-lost)");
+            "aicore-hang, link-down, device-lost, aicore-degraded, link-degraded)");
 }
 
 TEST(Faults, OverTemperatureWarnsUnderLoadAndClears) {
@@ -133,6 +133,43 @@ TEST(Faults, LinkDownRaisesAnAlarmUntilCleared) {
   ASSERT_TRUE(node->clear_faults(3).ok());
   EXPECT_EQ(d.health_state(), Health::kOk);
   EXPECT_EQ(node->fabric().down_link_on(2, 3), -1);
+}
+
+// The time one matmul takes on `device`, from enqueue to completion (launch included).
+Nanos matmul_time(Node& node, int device) {
+  Context& ctx = make_context(node, device);
+  StreamId s = ctx.create_stream();
+  auto mm = ctx.prepare("matmul", {fp16({4096, 4096}), fp16({4096, 4096})});
+  EXPECT_TRUE(mm.ok());
+  Nanos before = node.now();
+  EXPECT_TRUE(ctx.enqueue(s, *mm).ok());
+  EXPECT_TRUE(ctx.synchronize_stream(s).ok());
+  return node.now() - before;
+}
+
+TEST(Faults, AicoreDegradedSlowsAiCoreKernelsSilentlyUntilCleared) {
+  auto node = make_node();
+  Nanos healthy = matmul_time(*node, 1);
+  ASSERT_TRUE(node->inject_fault(1, FaultKind::kAicoreDegraded).ok());
+  EXPECT_EQ(node->device(1).health_state(), Health::kOk);  // no alarm: only its speed shows it
+  Nanos launch = node->device(1).spec().runtime.kernel_launch_ns;
+  Nanos degraded = matmul_time(*node, 1);
+  EXPECT_NEAR(static_cast<double>(degraded - launch) / static_cast<double>(healthy - launch), 4.0 / 3.0, 0.01);
+  ASSERT_TRUE(node->clear_faults(1).ok());
+  EXPECT_NEAR(static_cast<double>(matmul_time(*node, 1)) / static_cast<double>(healthy), 1.0, 0.01);
+}
+
+TEST(Faults, LinkDegradedQuartersTheDevicesLinksSilentlyUntilCleared) {
+  auto node = make_node();
+  Nanos healthy = node->fabric().transfer_time(2, 3, 64 << 20);
+  ASSERT_TRUE(node->inject_fault(3, FaultKind::kLinkDegraded).ok());
+  EXPECT_EQ(node->device(3).health_state(), Health::kOk);
+  EXPECT_EQ(node->fabric().down_link_on(2, 3), -1);  // up, only slower
+  EXPECT_NEAR(static_cast<double>(node->fabric().transfer_time(2, 3, 64 << 20)) / static_cast<double>(healthy), 4.0, 0.05);
+  EXPECT_NEAR(static_cast<double>(node->fabric().transfer_time(3, 2, 64 << 20)) / static_cast<double>(healthy), 4.0, 0.05);
+  EXPECT_EQ(node->fabric().transfer_time(2, 4, 64 << 20), healthy);  // links without device 3 keep their rate
+  ASSERT_TRUE(node->clear_faults(3).ok());
+  EXPECT_EQ(node->fabric().transfer_time(2, 3, 64 << 20), healthy);
 }
 
 TEST(Faults, TheWorstAlarmWins) {

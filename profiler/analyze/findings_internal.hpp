@@ -1,0 +1,30 @@
+// Shared by the rule files (findings*.cpp): number formatting for finding texts and the
+// measured-cost map each costed rule fills before its threshold.
+#pragma once
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "profiler/analyze/profile_data.hpp"
+#include "profiler/analyze/ranks.hpp"
+#include "profiler/analyze/report_model.hpp"
+
+namespace npukit::prof {
+
+inline std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+inline std::string ms(double ns) { return fmt("%.3f ms", ns / 1e6); }
+inline std::string pct(double fraction) { return fmt("%.1f%%", fraction * 100); }
+
+// Rule id -> what it measured, ns per step, whether it fired or not.
+using Measured = std::map<std::string, double>;
+
+void slow_rank(const Report& r, std::vector<Finding>& out, Measured& measured);        // findings_ranks.cpp
+void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_comm.cpp
+
+}  // namespace npukit::prof

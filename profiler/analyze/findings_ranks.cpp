@@ -1,0 +1,113 @@
+// Per-rank rows and the slow-rank rule: which rank the others wait for, and in which phase of its
+// step it loses the time.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "profiler/analyze/findings_internal.hpp"
+#include "profiler/analyze/ranks.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+constexpr double kStragglerShare = 0.05;  // own work this much above the other ranks' median
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The phases a rank's own work splits into, as named in the finding.
+struct Phase {
+  const char* name;
+  double RankRow::*field;
+};
+constexpr Phase kPhases[] = {{"computing", &RankRow::computing},
+                             {"waiting for input", &RankRow::preparing},
+                             {"idle between tasks", &RankRow::other_idle}};
+
+// The median of `field` over every rank but `skip`.
+double others_median(const std::vector<RankRow>& ranks, std::size_t skip, double RankRow::*field) {
+  std::vector<double> v;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i != skip) v.push_back(ranks[i].*field);
+  }
+  return median(std::move(v));
+}
+
+double others_median_work(const std::vector<RankRow>& ranks, std::size_t skip) {
+  std::vector<double> v;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i != skip) v.push_back(ranks[i].work());
+  }
+  return median(std::move(v));
+}
+
+}  // namespace
+
+std::vector<RankRow> rank_rows(const Report& r) {
+  std::map<int, RankRow> by_device;
+  for (const StepRow& s : r.steps) {
+    RankRow& row = by_device[s.device];
+    row.device = s.device, ++row.steps;
+    row.step += static_cast<double>(s.b.step), row.computing += static_cast<double>(s.b.computing);
+    row.communication += static_cast<double>(s.b.communication);
+    row.comm_exposed += static_cast<double>(s.b.comm_not_overlapped), row.preparing += static_cast<double>(s.b.preparing);
+    row.other_idle += static_cast<double>(s.b.free - s.b.preparing);
+  }
+  std::vector<RankRow> out;
+  for (auto& [device, row] : by_device) {
+    auto n = static_cast<double>(row.steps);
+    row.step /= n, row.computing /= n, row.communication /= n, row.comm_exposed /= n, row.preparing /= n, row.other_idle /= n;
+    auto rank = r.header.device_ranks.find(device);
+    row.rank = rank == r.header.device_ranks.end() ? -1 : rank->second;
+    out.push_back(row);
+  }
+  return out;
+}
+
+StragglerVerdict straggler(const std::vector<RankRow>& ranks) {
+  StragglerVerdict v;
+  if (ranks.size() < 2) return v;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    double base = others_median_work(ranks, i), excess = ranks[i].work() - base;
+    if (v.index >= 0 && excess <= v.excess_ns) continue;
+    v.index = static_cast<int>(i), v.excess_ns = excess, v.baseline_ns = base;
+  }
+  const RankRow& slow = ranks[static_cast<std::size_t>(v.index)];
+  double worst_phase = -1;
+  for (const Phase& p : kPhases) {
+    double excess = slow.*p.field - others_median(ranks, static_cast<std::size_t>(v.index), p.field);
+    if (excess > worst_phase) worst_phase = excess, v.phase = p.name, v.phase_excess_ns = excess;
+  }
+  v.slow = v.baseline_ns > 0 && v.excess_ns / v.baseline_ns >= kStragglerShare;
+  return v;
+}
+
+double straggler_threshold() { return kStragglerShare; }
+
+void slow_rank(const Report& r, std::vector<Finding>& out, Measured& measured) {
+  if (r.ranks.size() < 2) return;
+  StragglerVerdict v = straggler(r.ranks);
+  measured["slow_rank"] = std::max(0.0, v.excess_ns);
+  if (!v.slow) return;
+  const RankRow& slow = r.ranks[static_cast<std::size_t>(v.index)];
+  std::string name = slow.rank >= 0 ? "rank " + std::to_string(slow.rank) + " (device " + std::to_string(slow.device) + ")"
+                                     : "device " + std::to_string(slow.device);
+  Finding f{"slow_rank",
+            "Straggler: " + name + " works " + ms(slow.work()) + " per step against " + ms(v.baseline_ns) +
+                " on the other ranks (the median), " + pct(v.excess_ns / v.baseline_ns) + " slower; it loses " +
+                ms(v.phase_excess_ns) + " of it " + v.phase + " (the phase where it differs most), and the other ranks wait for it in their collectives.",
+            {{"work_ms_per_step", slow.work() / 1e6},
+             {"others_median_ms_per_step", v.baseline_ns / 1e6},
+             {"percent_slower", 100 * v.excess_ns / v.baseline_ns},
+             {"phase_excess_ms_per_step", v.phase_excess_ns / 1e6},
+             {"device", static_cast<double>(slow.device)}}};
+  f.cost_ns_per_step = v.excess_ns, f.step_ns = slow.step;
+  out.push_back(std::move(f));
+}
+
+}  // namespace npukit::prof

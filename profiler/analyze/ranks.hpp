@@ -1,0 +1,28 @@
+// Ranks against each other: per-rank step rows and the straggler verdict, read by the slow_rank
+// rule and by every renderer.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "profiler/analyze/report_model.hpp"
+
+namespace npukit::prof {
+
+// One row per device of the report's step rows, means over its steps.
+std::vector<RankRow> rank_rows(const Report& report);
+
+// The rank whose own work (RankRow::work) is furthest above the median of the other ranks', and
+// the phase of its step where most of the difference lies.
+struct StragglerVerdict {
+  int index = -1;            // into the rows; -1 with fewer than two ranks
+  double excess_ns = 0;      // its work minus the others' median, per step
+  double baseline_ns = 0;    // the others' median work per step
+  std::string phase;         // "computing", "waiting for input", "idle between tasks"
+  double phase_excess_ns = 0;
+  bool slow = false;         // excess >= straggler_threshold() of the baseline
+};
+StragglerVerdict straggler(const std::vector<RankRow>& ranks);
+double straggler_threshold();  // 0.05
+
+}  // namespace npukit::prof

@@ -1,0 +1,48 @@
+// The straggler verdict on constructed rank rows: which rank, how much slower than the others'
+// median own work, and the phase it loses the time in.
+#include "profiler/analyze/ranks.hpp"
+
+#include <gtest/gtest.h>
+
+namespace npukit::prof {
+namespace {
+
+// A rank of a synchronous job: every step is `step` ns long; what it does not work it waits.
+RankRow rank(int device, double computing, double preparing, double other_idle, double step = 10e6) {
+  RankRow r;
+  r.device = device, r.rank = device, r.steps = 4, r.step = step;
+  r.computing = computing, r.preparing = preparing, r.other_idle = other_idle;
+  r.comm_exposed = step - computing - preparing - other_idle;
+  return r;
+}
+
+TEST(Ranks, TheSlowComputerIsTheStragglerAndLosesTimeComputing) {
+  std::vector<RankRow> rows = {rank(0, 8e6, 0.1e6, 0.1e6), rank(1, 8e6, 0.1e6, 0.1e6), rank(2, 9.6e6, 0.1e6, 0.1e6),
+                               rank(3, 8e6, 0.1e6, 0.1e6)};
+  StragglerVerdict v = straggler(rows);
+  ASSERT_EQ(v.index, 2);
+  EXPECT_TRUE(v.slow);
+  EXPECT_DOUBLE_EQ(v.baseline_ns, 8.2e6);
+  EXPECT_NEAR(v.excess_ns, 1.6e6, 1);
+  EXPECT_EQ(v.phase, "computing");
+  EXPECT_NEAR(v.phase_excess_ns, 1.6e6, 1);
+}
+
+TEST(Ranks, ARankWaitingForItsInputLosesTimeThere) {
+  std::vector<RankRow> rows = {rank(0, 8e6, 0.1e6, 0.1e6), rank(1, 8e6, 1.5e6, 0.1e6), rank(2, 8e6, 0.1e6, 0.1e6)};
+  StragglerVerdict v = straggler(rows);
+  ASSERT_EQ(v.index, 1);
+  EXPECT_TRUE(v.slow);
+  EXPECT_EQ(v.phase, "waiting for input");
+}
+
+TEST(Ranks, WithinFivePercentIsNoStraggler) {
+  std::vector<RankRow> rows = {rank(0, 8e6, 0, 0), rank(1, 8.3e6, 0, 0), rank(2, 8e6, 0, 0)};
+  StragglerVerdict v = straggler(rows);
+  EXPECT_EQ(v.index, 1);
+  EXPECT_FALSE(v.slow);  // 3.75% over
+  EXPECT_EQ(straggler({rank(0, 8e6, 0, 0)}).index, -1);
+}
+
+}  // namespace
+}  // namespace npukit::prof
