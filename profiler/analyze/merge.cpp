@@ -45,7 +45,7 @@ void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t
     into.tasks.push_back(t);
   }
   for (CollectiveRecord& c : part.collectives) {
-    for (int64_t* f : {&c.op_name, &c.op_type, &c.group}) remap(*f, ids);
+    for (int64_t* f : {&c.op_name, &c.op_type, &c.group, &c.algorithm}) remap(*f, ids);
     into.collectives.push_back(c);
   }
   for (LaunchRecord& l : part.launches) {
@@ -57,6 +57,7 @@ void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t
   into.memory.insert(into.memory.end(), part.memory.begin(), part.memory.end());
   into.counters.insert(into.counters.end(), part.counters.begin(), part.counters.end());
   into.npu_names.insert(part.npu_names.begin(), part.npu_names.end());
+  into.links.insert(part.links.begin(), part.links.end());
   into.device_ranks.insert(part.device_ranks.begin(), part.device_ranks.end());
   into.initial_clock.insert(part.initial_clock.begin(), part.initial_clock.end());
   for (NodeEvent& e : part.events) {

@@ -140,7 +140,7 @@ Status load_tasks(Db& db, ProfileData& p) {
 
 Status load_collectives(Db& db, ProfileData& p) {
   auto q = db.prepare(
-      "SELECT deviceId, opName, opType, startNs, endNs, count, groupName, rankSize, dataType "
+      "SELECT deviceId, opName, opType, startNs, endNs, count, groupName, rankSize, dataType, algType "
       "FROM COMMUNICATION_OP ORDER BY opId");
   if (!q.ok()) return q.status();
   std::unordered_map<int64_t, std::vector<int>> devices;  // opName -> devices
@@ -154,6 +154,7 @@ Status load_collectives(Db& db, ProfileData& p) {
     c.group = q->i64(6);
     c.ranks = static_cast<int>(q->i64(7));
     c.data_type = q->i64(8);
+    c.algorithm = q->i64(9);
     int size = telemetry::hccl_dtype_size(static_cast<int>(c.data_type));
     c.count = q->i64(5);
     c.bytes = size > 0 ? c.count * size : c.count;  // without a data type, count holds bytes
@@ -227,6 +228,18 @@ Status load_node_data(Db& db, ProfileData& p) {
     else p.events.push_back(std::move(e));
   }
   return ev->status();
+}
+
+Status load_links(Db& db, ProfileData& p) {
+  auto has = db.has_table("EMU_LINK");
+  if (!has.ok() || !*has) return has.status();
+  auto q = db.prepare("SELECT l.linkId, l.deviceA, l.deviceB, s.value, l.peakBytesPerS FROM EMU_LINK l "
+                      "LEFT JOIN STRING_IDS s ON s.id = l.kind");
+  if (!q.ok()) return q.status();
+  while (q->next()) {
+    p.links[q->i64(0)] = {q->i64(0), static_cast<int>(q->i64(1)), static_cast<int>(q->i64(2)), q->text(3), q->f64(4)};
+  }
+  return q->status();
 }
 
 Status load_initial_clock(Db& db, ProfileData& p) {
@@ -306,7 +319,7 @@ Result<ProfileData> load_one(const std::string& file, const LoadOptions& options
   if (!db.ok()) return db.status();
   ProfileData p;
   p.db_path = file;
-  for (auto step : {validate, load_basics, load_tasks, load_collectives, load_steps, load_overlap, load_node_data,
+  for (auto step : {validate, load_basics, load_tasks, load_collectives, load_steps, load_overlap, load_node_data, load_links,
                     load_initial_clock}) {
     Status s = step(*db, p);
     if (!s.ok()) return as_bad_input(s, p.db_path);

@@ -47,6 +47,7 @@ struct CollectiveRecord {
   int64_t op_name = 0;  // STRING_IDS
   int64_t op_type = 0;
   int64_t group = -1;   // STRING_IDS: groupName ("N/A" when the recording did not know it)
+  int64_t algorithm = -1;  // STRING_IDS: algType ("MESH", "RING"; "N/A" when unknown)
   int64_t start = 0, end = 0;
   int64_t count = 0;    // COMMUNICATION_OP.count: elements (bytes when data_type is N/A)
   int64_t data_type = 65534;  // ENUM_HCCL_DATA_TYPE
@@ -65,6 +66,13 @@ struct NodeEvent {
   int64_t ts = 0;
   std::string type;
   uint64_t a = 0, b = 0, c = 0, d = 0;
+};
+
+struct LinkRecord {  // EMU_LINK: one direction of a node link
+  int64_t id = 0;
+  int device_a = -1, device_b = -1;  // -1: the host side
+  std::string kind;                  // "HCCS", "PCIE", "SYS"
+  double peak_bytes_per_s = 0;       // line rate
 };
 
 struct LaunchRecord {  // CANN_API
@@ -105,6 +113,7 @@ struct ProfileData {
   std::map<int, Overlap> overlap;  // per device, from the tasks (as finalize derives OVERLAP_ANALYSIS)
   std::vector<MemorySample> memory;
   std::vector<NodeEvent> events;  // EMU_EVENT without alloc/free
+  std::map<int64_t, LinkRecord> links;  // EMU_LINK by linkId (each rank's database holds its own)
   uint64_t alloc_events = 0;      // NPU_OP_MEM alloc rows
   struct AllocCall {  // a device malloc or free and what it cost the host
     int32_t device = 0;

@@ -35,6 +35,14 @@ constexpr RuleDef kRules[] = {
     {"throttling", "the clock's DVFS steps (EMU_EVENT throttle_changed) and the first counter sample",
      "any period with a throttle reason", "", Severity::kWarning,
      "cool the chip (airflow, inlet temperature) or raise the power limit; check npu-smi health"},
+    {"slow_link", "COMMUNICATION_OP per communicator (the last rank to arrive's duration) against EMU_LINK line rates",
+     "a communicator's collectives of >= 1 MiB per rank reach < 40% of its links' line rate in busbw (healthy "
+     "links reach about 80%; mesh counts n-1 links per rank)",
+     "per step, on the device that loses most: the slow communicators' time with no compute running, capped by "
+     "how much longer they took than at 80% of line rate",
+     Severity::kWarning,
+     "check the named links: npu-smi info -t topo and the link counters, npu-smi diag's bandwidth test, "
+     "reseat or replace the part; route the communicator over other links meanwhile"},
     {"slow_rank", "per-rank step breakdown (OVERLAP_ANALYSIS within each rank's step windows)",
      "a rank's own work (its step minus communication with no compute running) is >= 5% above the "
      "median of the other ranks'",

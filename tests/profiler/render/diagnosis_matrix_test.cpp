@@ -48,7 +48,8 @@ TEST(DiagnosisMatrix, EveryInjectedCauseIsTheTopFindingWithItsTrueCost) {
   const Scenario scenarios[] = {{"loader", "data_loader_starvation", "clean"},
                                 {"allocator", "allocator_cost", "clean"},
                                 {"aicpu", "aicpu_fallback", "clean"},
-                                {"straggler", "slow_rank", "clean-dp2"}};
+                                {"straggler", "slow_rank", "clean-dp2"},
+                                {"slow-link", "slow_link", "clean-dp2"}};
   std::map<std::string, Recorded> baselines;
   for (const char* name : {"clean", "clean-dp2"}) {
     baselines[name] = record(name);

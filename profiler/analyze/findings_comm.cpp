@@ -1,0 +1,166 @@
+// The slow-link rule: a communicator whose large collectives move data far below what its links'
+// line rate allows, the links it points at, and the exposed time the slowness costs each step.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "profiler/analyze/findings_internal.hpp"
+#include "profiler/analyze/report_build.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+constexpr int64_t kLargeBytes = 1 << 20;  // per rank: below this, latency dominates the time
+constexpr double kHealthyShare = 0.8;     // ring and mesh busbw reach about 80% of line rate
+constexpr double kSlowShare = 0.4;        // of the line rate: half of what healthy links reach
+
+// One collective as every rank ran it (its opName); the last rank to arrive waited for nobody,
+// so its duration is the transfer's.
+struct Instance {
+  int64_t group = -1, op_type = 0, algorithm = -1, bytes = 0;
+  int ranks = 1;
+  int64_t transfer_ns = 0;
+  std::set<int> devices;
+};
+
+struct GroupLinks {
+  double achieved_share = 0;  // median over its large instances: busbw / (links per rank x line rate)
+  double line_rate = 0;       // bytes/s of its slowest link between members
+  double busbw = 0;           // median, bytes/s
+  int instances = 0;
+  std::set<int> devices;
+  int64_t op_type = 0;
+};
+
+std::map<int64_t, Instance> instances(const ProfileData& d) {
+  std::map<int64_t, Instance> out;
+  for (const CollectiveRecord& c : d.collectives) {
+    Instance& i = out[c.op_name];
+    int64_t duration = c.end - c.start;
+    i.transfer_ns = i.devices.empty() ? duration : std::min(i.transfer_ns, duration);
+    i.group = c.group, i.op_type = c.op_type, i.algorithm = c.algorithm, i.bytes = c.bytes, i.ranks = c.ranks;
+    i.devices.insert(c.device);
+  }
+  return out;
+}
+
+// The slowest line rate of the links between the members (HCCS where there are any).
+double member_line_rate(const ProfileData& d, const std::set<int>& devices) {
+  double hccs = 0, other = 0;
+  for (const auto& [id, l] : d.links) {
+    if (!devices.count(l.device_a) || !devices.count(l.device_b)) continue;
+    double& rate = l.kind == "HCCS" ? hccs : other;
+    rate = rate == 0 ? l.peak_bytes_per_s : std::min(rate, l.peak_bytes_per_s);
+  }
+  return hccs > 0 ? hccs : other;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<int64_t, Instance>& all) {
+  std::map<int64_t, std::vector<double>> shares, busbws;
+  std::map<int64_t, GroupLinks> out;
+  for (const auto& [name, i] : all) {
+    if (i.bytes < kLargeBytes || i.transfer_ns <= 0 || i.ranks < 2 || static_cast<int>(i.devices.size()) < i.ranks) continue;
+    double rate = member_line_rate(d, i.devices);
+    if (rate <= 0) continue;
+    const std::string& type = d.str(i.op_type);
+    double busbw = static_cast<double>(i.bytes) * algbw_size_factor(type, i.ranks) * busbw_factor(type, i.ranks) /
+                   (static_cast<double>(i.transfer_ns) / 1e9);
+    double links = d.str(i.algorithm) == "MESH" ? i.ranks - 1 : 1;
+    shares[i.group].push_back(busbw / (links * rate));
+    busbws[i.group].push_back(busbw);
+    GroupLinks& g = out[i.group];
+    g.line_rate = rate, g.devices = i.devices, g.op_type = i.op_type, ++g.instances;
+  }
+  for (auto& [group, g] : out) g.achieved_share = median(shares[group]), g.busbw = median(busbws[group]);
+  return out;
+}
+
+// Per step, on the device that loses most: the part of the slow groups' collectives with no
+// compute running, capped by how much longer they took than at a healthy share of line rate.
+double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& slow) {
+  std::map<int, Intervals> spans;
+  std::map<int, double> excess;
+  for (const CollectiveRecord& c : d.collectives) {
+    auto g = slow.find(c.group);
+    if (g == slow.end() || c.bytes < kLargeBytes) continue;
+    spans[c.device].push_back({c.start, c.end});
+    excess[c.device] += static_cast<double>(c.end - c.start) * (1 - g->second.achieved_share / kHealthyShare);
+  }
+  std::map<int, int> steps;
+  for (const StepWindow& w : d.steps) ++steps[w.device];
+  double worst = 0;
+  for (auto& [device, list] : spans) {
+    auto ov = d.overlap.find(device);
+    Intervals exposed = union_of(std::move(list));
+    if (ov != d.overlap.end()) exposed = subtract(exposed, ov->second.compute);
+    double n = std::max(1, steps[device]);
+    worst = std::max(worst, std::min(static_cast<double>(total(exposed)), std::max(0.0, excess[device])) / n);
+  }
+  return worst;
+}
+
+std::string device_list(const std::set<int>& devices) {
+  std::string out;
+  for (int dev : devices) out += (out.empty() ? "" : ", ") + std::to_string(dev);
+  return out;
+}
+
+// "device 3's links" when one device is in every slow group (and a group has more than two).
+std::string suspect(const std::map<int64_t, GroupLinks>& slow) {
+  std::map<int, int> seen;
+  bool pair_only = true;
+  for (const auto& [group, g] : slow) {
+    for (int dev : g.devices) ++seen[dev];
+    pair_only = pair_only && g.devices.size() == 2;
+  }
+  if (slow.size() == 1 && pair_only) {
+    const std::set<int>& devs = slow.begin()->second.devices;
+    return "the link between devices " + std::to_string(*devs.begin()) + " and " + std::to_string(*devs.rbegin());
+  }
+  std::vector<int> common;
+  for (const auto& [dev, n] : seen) {
+    if (n == static_cast<int>(slow.size())) common.push_back(dev);
+  }
+  if (common.size() == 1) return "device " + std::to_string(common.front()) + "'s links";
+  return "the links among devices " + device_list([&] { std::set<int> s; for (auto& [d, n] : seen) s.insert(d); return s; }());
+}
+
+}  // namespace
+
+void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
+  auto groups = group_links(d, instances(d));
+  if (groups.empty()) return;
+  std::map<int64_t, GroupLinks> slow;
+  for (const auto& [group, g] : groups) {
+    if (g.achieved_share < kSlowShare) slow.emplace(group, g);
+  }
+  double cost = slow.empty() ? 0 : exposed_cost(d, slow);
+  measured["slow_link"] = cost;
+  if (slow.empty()) return;
+  std::string list;
+  Finding f{"slow_link", "", {}};
+  for (const auto& [group, g] : slow) {
+    std::string name = d.str(group);
+    list += (list.empty() ? "" : "; ") + name + " (devices " + device_list(g.devices) + ") moves its " +
+            d.str(g.op_type) + " at " + fmt("%.1f GB/s", g.busbw / 1e9) + " busbw, " + pct(g.achieved_share) +
+            " of its links' " + fmt("%.0f GB/s", g.line_rate / 1e9) + " line rate";
+    f.numbers.push_back({name + " busbw_GBps", g.busbw / 1e9});
+    f.numbers.push_back({name + " percent_of_line_rate", 100 * g.achieved_share});
+  }
+  f.text = "Slow link: " + list + " (healthy links reach about " + pct(kHealthyShare) + "); the suspect is " +
+           suspect(slow) + (cost > 0 ? ". The slowness costs " + ms(cost) + " per step of communication with no compute running."
+                             : ". It costs no step time in this run: the communication stays hidden behind compute.");
+  f.numbers.insert(f.numbers.begin(), {"cost_ms_per_step", cost / 1e6});
+  double step = 0;
+  for (const RankRow& row : r.ranks) step = std::max(step, row.step);
+  f.cost_ns_per_step = cost, f.step_ns = step;
+  out.push_back(std::move(f));
+}
+
+}  // namespace npukit::prof
