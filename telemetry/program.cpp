@@ -202,11 +202,13 @@ void parse_faults(const json& j, Program& p, Status& err) {
     f.device = static_cast<int>(fr.integer("device", 0, true));
     f.action = fr.text("action", "inject");
     f.fault = fr.text("fault", "");
-    if (err.ok() && f.action != "inject" && f.action != "clear" && f.action != "reset") {
-      fr.fail("action", "expected inject, clear or reset, got '" + f.action + "'");
+    f.watts = fr.number("watts", 0, false);
+    if (err.ok() && f.action != "inject" && f.action != "clear" && f.action != "reset" && f.action != "power-limit") {
+      fr.fail("action", "expected inject, clear, reset or power-limit, got '" + f.action + "'");
     }
     if (err.ok() && f.action == "inject" && f.fault.empty()) fr.fail("fault", "missing");
-    fr.only({"at_ns", "device", "action", "fault"});
+    if (err.ok() && f.action == "power-limit" && !(f.watts > 0)) fr.fail("watts", "expected a power limit > 0 W");
+    fr.only({"at_ns", "device", "action", "fault", "watts"});
     p.faults.push_back(std::move(f));
   }
 }
@@ -298,6 +300,7 @@ json program_to_json(const Program& p) {
     j["faults"] = json::array();
     for (const auto& f : p.faults) {
       j["faults"].push_back({{"at_ns", f.at_ns}, {"device", f.device}, {"action", f.action}, {"fault", f.fault}});
+      if (f.action == "power-limit") j["faults"].back()["watts"] = f.watts;
     }
   }
   return j;

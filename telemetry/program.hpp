@@ -70,8 +70,9 @@ struct CommSpec {
 struct ProgramFault {
   int64_t at_ns = 0;
   int device = 0;
-  std::string action = "inject";  // inject, clear, reset
+  std::string action = "inject";  // inject, clear, reset, power-limit
   std::string fault;              // for inject
+  double watts = 0;               // for power-limit
 };
 
 struct RankProgram {

@@ -72,7 +72,8 @@ void read_faults(const json& doc, Workload& w, Status& err, const std::string& p
     f.device = static_cast<int>(r.integer("device", 0, true));
     f.action = r.text("action", "inject");
     f.fault = r.text("fault", "");
-    r.only({"at_ms", "device", "action", "fault"});
+    f.watts = r.number("watts", 0, false);
+    r.only({"at_ms", "device", "action", "fault", "watts"});
     w.faults.push_back(std::move(f));
   }
 }

@@ -30,8 +30,9 @@ struct Layer {
 struct FaultAt {
   double at_ms = 0;
   int device = 0;
-  std::string action = "inject";  // inject, clear, reset
+  std::string action = "inject";  // inject, clear, reset, power-limit
   std::string fault;
+  double watts = 0;               // power-limit
 };
 
 struct Workload {

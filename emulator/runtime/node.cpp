@@ -126,6 +126,11 @@ Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
   for (const FaultEvent& f : timeline) {
     NPUKIT_RETURN_IF_ERROR(check_device(f.device));
     if (f.at < 0) return InvalidArgument("fault time must be >= 0");
+    double tdp = devices_[f.device].spec().power.tdp_w;
+    if (f.action == FaultEvent::Action::kPowerLimit && !(f.watts > 0 && f.watts <= tdp)) {
+      return InvalidArgument("power limit " + std::to_string(static_cast<int>(f.watts)) + " W is out of range (0, " +
+                             std::to_string(static_cast<int>(tdp)) + "] for device " + std::to_string(f.device));
+    }
   }
   for (const FaultEvent& f : timeline) {
     scheduler_.post_callback(f.at, [this, f] {
@@ -133,6 +138,7 @@ Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
         case FaultEvent::Action::kInject: (void)inject_fault(f.device, f.kind); break;
         case FaultEvent::Action::kClear: (void)clear_faults(f.device); break;
         case FaultEvent::Action::kReset: (void)reset_device(f.device); break;
+        case FaultEvent::Action::kPowerLimit: (void)set_power_limit(f.device, f.watts); break;
       }
     }, /*background=*/true);
   }

@@ -42,13 +42,15 @@ struct NodeOptions {
   bool physics = true;            // run the power/thermal/DVFS model
 };
 
-// One entry of a fault timeline: at virtual time `at`, do `action` on `device`.
+// One entry of a fault timeline: at virtual time `at`, do `action` on `device` (kPowerLimit
+// sets its power limit to `watts`, as `npu-emud set --power-limit` does).
 struct FaultEvent {
-  enum class Action : uint8_t { kInject, kClear, kReset };
+  enum class Action : uint8_t { kInject, kClear, kReset, kPowerLimit };
   Nanos at = 0;
   int device = 0;
   Action action = Action::kInject;
   FaultKind kind = FaultKind::kOverTemperature;  // for kInject
+  double watts = 0;                               // for kPowerLimit
 };
 
 class Node {

@@ -149,9 +149,11 @@ Status ProgramRunner::schedule_faults() {
     FaultEvent e;
     e.at = node_.now() + f.at_ns;
     e.device = f.device;
-    e.action = f.action == "inject" ? FaultEvent::Action::kInject
-             : f.action == "clear"  ? FaultEvent::Action::kClear
-                                    : FaultEvent::Action::kReset;
+    e.action = f.action == "inject"        ? FaultEvent::Action::kInject
+             : f.action == "clear"         ? FaultEvent::Action::kClear
+             : f.action == "power-limit"   ? FaultEvent::Action::kPowerLimit
+                                           : FaultEvent::Action::kReset;
+    e.watts = f.watts;
     if (e.action == FaultEvent::Action::kInject) {
       auto kind = parse_fault(f.fault);
       if (!kind.ok()) return kind.status();

@@ -194,39 +194,6 @@ void allocator_cost(const ProfileData& d, std::vector<Finding>& out, Measured& m
   out.push_back(std::move(f));
 }
 
-void throttling(const Report& r, std::vector<Finding>& out) {
-  if (r.throttles.empty()) return;
-  struct Device {
-    double secs = 0, min_clock = 0;
-    ThrottlePeriod merged;  // the time at each clock over all its periods
-  };
-  std::map<int, Device> by_device;
-  for (const ThrottlePeriod& p : r.throttles) {
-    Device& d = by_device[p.device];
-    d.secs += static_cast<double>(p.end - p.start) / 1e9;
-    d.min_clock = d.min_clock == 0 ? p.min_clock_mhz : std::min(d.min_clock, p.min_clock_mhz);
-    d.merged.min_clock_mhz = d.min_clock;
-    for (const auto& [mhz, ns] : p.time_at_mhz) d.merged.time_at_mhz[mhz] += ns;
-  }
-  std::ostringstream text;
-  Finding f{"throttling", "", {}};
-  text << "AI-core clock throttled on " << by_device.size() << " device(s): ";
-  bool first = true;
-  for (const auto& [device, d] : by_device) {
-    std::string id = "device " + std::to_string(device);
-    text << (first ? "" : "; ") << id << " for " << fmt("%.2f s", d.secs) << ", down to " << fmt("%.0f MHz", d.min_clock)
-         << " and " << fmt("%.0f%%", 100 * d.merged.main_clock_share()) << " of that time at "
-         << d.merged.main_clock_mhz() << " MHz";
-    f.numbers.push_back({id + " throttled_s", d.secs});
-    f.numbers.push_back({id + " min_clock_mhz", d.min_clock});
-    f.numbers.push_back({id + " main_clock_mhz", d.merged.main_clock_mhz()});
-    f.numbers.push_back({id + " main_clock_share", d.merged.main_clock_share()});
-    first = false;
-  }
-  f.text = text.str() + "; kernels run slower while throttled.";
-  out.push_back(std::move(f));
-}
-
 void recording_quality(const Report& r, std::vector<Finding>& out) {
   const ReportHeader& h = r.header;
   if (!h.complete) {
@@ -309,7 +276,7 @@ void add_findings(const ProfileData& data, Report& r) {
   memory_bound(r, r.findings);
   churn(data, r, r.findings);
   allocator_cost(data, r.findings, r.measured_cost_ns_per_step);
-  throttling(r, r.findings);
+  throttling(data, r, r.findings, r.measured_cost_ns_per_step);
   slow_rank(r, r.findings, r.measured_cost_ns_per_step);
   rank_findings(r.findings);
 }

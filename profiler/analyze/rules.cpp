@@ -32,8 +32,11 @@ constexpr RuleDef kRules[] = {
     {"memory_bound_ops", "per op: flops (TASK_PMU_INFO) against input bytes (shapes x dtypes)",
      "ops with >= 3% of kernel time below 10 FLOP per input byte", "", Severity::kInfo,
      "fuse the elementwise chain into its producer, or keep the data in a lower precision"},
-    {"throttling", "the clock's DVFS steps (EMU_EVENT throttle_changed) and the first counter sample",
-     "any period with a throttle reason", "", Severity::kWarning,
+    {"throttling", "the clock's DVFS steps (EMU_EVENT throttle_changed), the first counter sample, and every kernel "
+     "that ran throttled against the same op (name, shapes, dtypes) run unthrottled",
+     "any period with a throttle reason",
+     "per step, on the costliest device: the throttled kernels' time beyond their unthrottled median",
+     Severity::kWarning,
      "cool the chip (airflow, inlet temperature) or raise the power limit; check npu-smi health"},
     {"slow_link", "COMMUNICATION_OP per communicator (the last rank to arrive's duration) against EMU_LINK line rates",
      "a communicator's collectives of >= 1 MiB per rank reach < 40% of its links' line rate in busbw (healthy "

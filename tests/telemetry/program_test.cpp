@@ -60,7 +60,9 @@ TEST(Program, ErrorsNameTheJsonPath) {
   EXPECT_EQ(error_of(j), "program error: ranks[0].step[3].comm: communicator 0 does not exist (program has 0)");
   j = minimal();
   j["faults"] = json::parse(R"([{"at_ns": 5, "device": 0, "action": "explode"}])");
-  EXPECT_EQ(error_of(j), "program error: faults[0].action: expected inject, clear or reset, got 'explode'");
+  EXPECT_EQ(error_of(j), "program error: faults[0].action: expected inject, clear, reset or power-limit, got 'explode'");
+  j["faults"] = json::parse(R"([{"at_ns": 5, "device": 0, "action": "power-limit"}])");
+  EXPECT_EQ(error_of(j), "program error: faults[0].watts: expected a power limit > 0 W");
 }
 
 TEST(Program, MemtestNeedsAStreamABufferAndPatternsInRange) {

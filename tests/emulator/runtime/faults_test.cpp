@@ -172,6 +172,19 @@ TEST(Faults, LinkDegradedQuartersTheDevicesLinksSilentlyUntilCleared) {
   EXPECT_EQ(node->fabric().transfer_time(2, 3, 64 << 20), healthy);
 }
 
+TEST(Faults, APowerLimitOnTheTimelineCapsTheDeviceAtItsTime) {
+  auto node = make_node();
+  FaultEvent cap{.at = node->now() + 5'000'000, .device = 2, .action = FaultEvent::Action::kPowerLimit, .watts = 250};
+  ASSERT_TRUE(node->schedule_faults({cap}).ok());
+  double before = node->device(2).sensors().power_limit_w;
+  node->scheduler().run_until(node->now() + 4'000'000);
+  EXPECT_EQ(node->device(2).sensors().power_limit_w, before);
+  node->scheduler().run_until(node->now() + 2'000'000);
+  EXPECT_EQ(node->device(2).sensors().power_limit_w, 250);
+  cap.watts = 1000;  // above the 910B2's 310 W TDP
+  EXPECT_EQ(node->schedule_faults({cap}).message(), "power limit 1000 W is out of range (0, 310] for device 2");
+}
+
 TEST(Faults, TheWorstAlarmWins) {
   auto node = make_node();
   ASSERT_TRUE(node->inject_fault(0, FaultKind::kEccStorm).ok());

@@ -49,9 +49,10 @@ TEST(DiagnosisMatrix, EveryInjectedCauseIsTheTopFindingWithItsTrueCost) {
                                 {"allocator", "allocator_cost", "clean"},
                                 {"aicpu", "aicpu_fallback", "clean"},
                                 {"straggler", "slow_rank", "clean-dp2"},
-                                {"slow-link", "slow_link", "clean-dp2"}};
+                                {"slow-link", "slow_link", "clean-dp2"},
+                                {"power-cap", "throttling", "clean-long"}};
   std::map<std::string, Recorded> baselines;
-  for (const char* name : {"clean", "clean-dp2"}) {
+  for (const char* name : {"clean", "clean-dp2", "clean-long"}) {
     baselines[name] = record(name);
     for (const json& f : baselines[name].report["findings"]) {
       EXPECT_EQ(f["severity"], "info") << "the clean run " << name << ": " << f.dump();

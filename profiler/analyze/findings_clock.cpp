@@ -1,0 +1,120 @@
+// The throttling rule: where the AI-core clock was pulled down, why, how long it spent at each
+// clock, and what that cost each step: every kernel that ran while throttled against the median
+// of the same op (name and shapes) run unthrottled in the same recording.
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "profiler/analyze/findings_internal.hpp"
+#include "telemetry/fields.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+struct Device {
+  double secs = 0, min_clock = 0;
+  uint64_t reasons = 0;
+  ThrottlePeriod merged;  // the time at each clock over all its periods
+  double excess_ns = 0;   // kernels' time beyond their unthrottled median
+  uint64_t measured = 0, unmeasured = 0;  // throttled kernels with and without an unthrottled twin
+};
+
+std::string reason_names(uint64_t reasons) {
+  std::string out;
+  auto add = [&](uint64_t bit, const char* name) {
+    if (reasons & bit) out += (out.empty() ? "" : " and ") + std::string(name);
+  };
+  add(telemetry::kThrottleThermal, "thermal");
+  add(telemetry::kThrottlePowerLimit, "power cap");
+  add(telemetry::kThrottleFault, "fault");
+  return out.empty() ? "unknown" : out;
+}
+
+bool throttled_at(const std::vector<const ThrottlePeriod*>& periods, int64_t ts) {
+  return std::any_of(periods.begin(), periods.end(), [&](const ThrottlePeriod* p) { return ts >= p->start && ts < p->end; });
+}
+
+// Adds each device's kernel excess while throttled (Device::excess_ns, measured, unmeasured).
+void kernel_excess(const ProfileData& d, const Report& r, std::map<int, Device>& devices) {
+  std::map<int, std::vector<const ThrottlePeriod*>> periods;
+  for (const ThrottlePeriod& p : r.throttles) periods[p.device].push_back(&p);
+  using Key = std::tuple<int64_t, int64_t, int64_t>;  // name, shapes, dtypes
+  std::map<Key, std::vector<int64_t>> unthrottled;
+  std::vector<const TaskRecord*> throttled;
+  for (const TaskRecord& t : d.tasks) {
+    if (t.name < 0 || d.str(t.task_type).rfind("AI_", 0) != 0) continue;
+    auto p = periods.find(t.device);
+    if (p != periods.end() && throttled_at(p->second, t.start)) throttled.push_back(&t);
+    else unthrottled[{t.name, t.shapes, t.dtypes}].push_back(t.duration());
+  }
+  std::map<Key, double> median;
+  for (auto& [key, list] : unthrottled) {
+    std::nth_element(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(list.size() / 2), list.end());
+    median[key] = static_cast<double>(list[list.size() / 2]);
+  }
+  for (const TaskRecord* t : throttled) {
+    Device& dev = devices[t->device];
+    auto m = median.find({t->name, t->shapes, t->dtypes});
+    if (m == median.end()) {
+      ++dev.unmeasured;
+      continue;
+    }
+    dev.excess_ns += std::max(0.0, static_cast<double>(t->duration()) - m->second);
+    ++dev.measured;
+  }
+}
+
+}  // namespace
+
+void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
+  if (!r.steps.empty()) measured["throttling"] = 0;
+  if (r.throttles.empty()) return;
+  std::map<int, Device> by_device;
+  for (const ThrottlePeriod& p : r.throttles) {
+    Device& dev = by_device[p.device];
+    dev.secs += static_cast<double>(p.end - p.start) / 1e9;
+    dev.min_clock = dev.min_clock == 0 ? p.min_clock_mhz : std::min(dev.min_clock, p.min_clock_mhz);
+    dev.reasons |= p.reasons;
+    dev.merged.min_clock_mhz = dev.min_clock;
+    for (const auto& [mhz, ns] : p.time_at_mhz) dev.merged.time_at_mhz[mhz] += ns;
+  }
+  kernel_excess(d, r, by_device);
+  std::map<int, int> steps;
+  for (const StepRow& s : r.steps) ++steps[s.device];
+  std::ostringstream text;
+  Finding f{"throttling", "", {}};
+  text << "AI-core clock throttled on " << by_device.size() << " device(s): ";
+  double worst = -1, step = 0;
+  for (const RankRow& row : r.ranks) step = std::max(step, row.step);
+  bool first = true;
+  for (const auto& [device, dev] : by_device) {
+    std::string id = "device " + std::to_string(device);
+    double per_step = steps[device] > 0 && dev.measured > 0 ? dev.excess_ns / steps[device] : -1;
+    text << (first ? "" : "; ") << id << " (" << reason_names(dev.reasons) << ") for " << fmt("%.2f s", dev.secs)
+         << ", down to " << fmt("%.0f MHz", dev.min_clock) << " and " << fmt("%.0f%%", 100 * dev.merged.main_clock_share())
+         << " of that time at " << dev.merged.main_clock_mhz() << " MHz";
+    if (per_step >= 0) text << ", costing " << ms(per_step) << " per step";
+    f.numbers.push_back({id + " throttled_s", dev.secs});
+    f.numbers.push_back({id + " min_clock_mhz", dev.min_clock});
+    f.numbers.push_back({id + " main_clock_mhz", dev.merged.main_clock_mhz()});
+    f.numbers.push_back({id + " main_clock_share", dev.merged.main_clock_share()});
+    for (const auto& [mhz, ns] : dev.merged.time_at_mhz) f.numbers.push_back({id + " s_at_" + std::to_string(mhz) + "_mhz", static_cast<double>(ns) / 1e9});
+    if (per_step >= 0) f.numbers.push_back({id + " cost_ms_per_step", per_step / 1e6});
+    worst = std::max(worst, per_step);
+    first = false;
+  }
+  text << "; kernels run slower while throttled";
+  if (worst >= 0) {
+    text << " (each throttled kernel against the same op run unthrottled in this recording).";
+    f.cost_ns_per_step = worst, f.step_ns = step;
+    measured["throttling"] = worst;
+  } else {
+    text << "; the cost is not estimated: no op ran unthrottled to compare with.";
+  }
+  f.text = text.str();
+  out.push_back(std::move(f));
+}
+
+}  // namespace npukit::prof
