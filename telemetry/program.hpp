@@ -3,7 +3,7 @@
 // protocol.
 //
 // JSON shape (every field named here; unknown fields are errors so typos surface):
-//   { "name": "resnet50-train", "allocator": "caching", "repeat": 10,
+//   { "name": "resnet50-train", "allocator": "caching", "launch": "eager", "dispatch_ns": 0, "repeat": 10,
 //     "process": {"pid": 4242, "name": "python3"},
 //     "comms": [{"name": "world", "algo": "auto", "ranks": [0, 1, ...]}],  // optional communicators
 //     (or "comm": {"name": "world", "algo": "auto"}: one communicator over all ranks)
@@ -88,6 +88,8 @@ struct Program {
   uint32_t pid = 0;
   std::string process_name;
   std::string allocator = "caching";
+  std::string launch = "eager";  // eager: a host launch per op; graph: kernels and collectives captured
+  int64_t dispatch_ns = 0;       // eager: the framework's host time per op before its launch call
   int64_t repeat = 1;
   std::vector<CommSpec> comms;
   std::vector<ProgramFault> faults;

@@ -170,6 +170,10 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
                                tp_comm(w, rank), w.dtype, kCompute));
     }
   }
+  if (w.host_sync_ms > 0) {  // loss.item() and host work before the backward is launched
+    step.push_back(op_of(Kind::kSync));
+    step.push_back(delay(w.host_sync_ms));
+  }
   if (train) {
     add_backward(w, fwd, rank, step);
     add_optimizer(w, step);
@@ -192,6 +196,8 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
   base.name = w.name;
   base.process_name = o.process_name;
   base.allocator = o.allocator.empty() ? w.allocator : o.allocator;
+  base.launch = w.launch;
+  base.dispatch_ns = static_cast<int64_t>(w.op_dispatch_us * 1e3);
   base.repeat = o.steps > 0 ? o.steps : w.steps;
   std::vector<int> devices = !o.devices.empty() ? o.devices : w.devices;
   int ranks = w.ranks();

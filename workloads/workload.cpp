@@ -126,6 +126,9 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   w.input_bytes_per_sample = r.integer("input_bytes_per_sample", 0);
   w.loader_ms = r.number("loader_ms", 0);
   w.allocator = r.text("allocator", "caching");
+  w.host_sync_ms = r.number("host_sync_ms", 0);
+  w.launch = r.text("launch", "eager");
+  w.op_dispatch_us = r.number("op_dispatch_us", 0);
   w.params = r.integer("params", 0);
   w.optimizer = r.text("optimizer", w.kind == "train" ? "adam" : "none");
   w.grad_buckets = static_cast<int>(r.integer("grad_buckets", 4));
@@ -133,12 +136,15 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   if (r.has("extra")) w.extra = r.raw("extra");
   if (err.ok() && w.steps < 1) r.fail("steps", "must be >= 1");
   if (err.ok() && w.loader_ms < 0) r.fail("loader_ms", "must be >= 0");
+  if (err.ok() && w.host_sync_ms < 0) r.fail("host_sync_ms", "must be >= 0");
+  if (err.ok() && w.op_dispatch_us < 0) r.fail("op_dispatch_us", "must be >= 0");
+  if (err.ok() && w.launch != "eager" && w.launch != "graph") r.fail("launch", "expected eager or graph, got '" + w.launch + "'");
   if (err.ok() && w.allocator != "caching" && w.allocator != "direct") {
     r.fail("allocator", "expected caching or direct, got '" + w.allocator + "'");
   }
   if (err.ok() && (w.grad_buckets < 1 || w.grad_buckets > 64)) r.fail("grad_buckets", "must be in [1, 64]");
   r.only({"name", "description", "kind", "dtype", "steps", "samples_per_step", "unit", "parallel",
-          "input_bytes_per_sample", "loader_ms", "allocator", "params", "optimizer", "grad_buckets",
+          "input_bytes_per_sample", "loader_ms", "host_sync_ms", "launch", "op_dispatch_us", "allocator", "params", "optimizer", "grad_buckets",
           "tp_allreduce_bytes", "layers", "faults", "extra", "comment"});
   read_parallel(doc, w, err, prefix);
   read_layers(doc, w, err, prefix);

@@ -48,6 +48,9 @@ struct Workload {
   std::vector<int> devices;       // rank -> device (default 0..ranks-1)
   int64_t input_bytes_per_sample = 0;
   double loader_ms = 0;           // host-side time per step before the input is ready
+  double host_sync_ms = 0;        // after the forward pass: the host syncs (loss.item()) and works this long
+  std::string launch = "eager";   // eager: one host launch per op; graph: the step's ops captured once
+  double op_dispatch_us = 0;      // eager: the framework's host time per op (Python, op selection)
   std::string allocator = "caching";
   int64_t params = 0;             // parameters per model replica (gradients, optimizer state)
   std::string optimizer = "adam"; // adam, sgd, none

@@ -106,6 +106,8 @@ Status ProgramRunner::set_up() {
     if (!ctx.ok()) return ctx.status();
     Rank r;
     r.ctx = *ctx;
+    r.ctx->set_graph_launch(program_.launch == "graph");
+    r.ctx->set_dispatch_ns(program_.dispatch_ns);
     for (int s = 0; s < rp.streams; ++s) {
       r.streams.push_back(r.ctx->create_stream());
       r.sync_events.push_back(r.ctx->create_event());

@@ -95,8 +95,13 @@ uint64_t Context::release_all() {
 Nanos Context::host_free() const { return std::max(node_.now(), host_free_); }
 
 void Context::issue(Task& t, bool launch) {
+  // In graph mode kernels and collectives were captured once: the step's graph launch is the
+  // host's only call for them (its copies still launch one by one).
+  bool op = t.kind == TaskKind::kKernel || t.kind == TaskKind::kCollective;
+  if (graph_launch_ && op) launch = false;
   t.host_start = host_free();
-  t.ready_at = t.host_start + (launch ? node_.device(device_).spec().runtime.kernel_launch_ns : 0);
+  Nanos cost = launch ? node_.device(device_).spec().runtime.kernel_launch_ns + (op ? dispatch_ns_ : 0) : 0;
+  t.ready_at = t.host_start + cost;
   host_free_ = t.ready_at;
 }
 

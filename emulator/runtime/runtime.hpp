@@ -118,6 +118,10 @@ class Context {
   // when the host is free; its task reaches the device when the call returns. Records and
   // waits take no host time but are issued in the same order. When the host is next free:
   Nanos host_free() const;
+  // Graph mode (CANN's captured graphs): kernels and collectives cost the host no launch each.
+  void set_graph_launch(bool on) { graph_launch_ = on; }
+  // The framework's own host time per op before it calls the runtime (eager mode only).
+  void set_dispatch_ns(Nanos ns) { dispatch_ns_ = ns; }
 
  private:
   friend class Node;
@@ -139,6 +143,8 @@ class Context {
   std::vector<StreamId> streams_;
   std::vector<EventId> events_;
   Nanos host_free_ = 0;  // when the host thread's last call returns
+  bool graph_launch_ = false;
+  Nanos dispatch_ns_ = 0;
 };
 
 }  // namespace npukit::emu

@@ -278,6 +278,7 @@ void add_findings(const ProfileData& data, Report& r) {
   allocator_cost(data, r.findings, r.measured_cost_ns_per_step);
   throttling(data, r, r.findings, r.measured_cost_ns_per_step);
   slow_rank(r, r.findings, r.measured_cost_ns_per_step);
+  host_gaps(data, r.findings, r.measured_cost_ns_per_step);
   rank_findings(r.findings);
 }
 

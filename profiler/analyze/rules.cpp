@@ -38,6 +38,18 @@ constexpr RuleDef kRules[] = {
      "per step, on the costliest device: the throttled kernels' time beyond their unthrottled median",
      Severity::kWarning,
      "cool the chip (airflow, inlet temperature) or raise the power limit; check npu-smi health"},
+    {"launch_bound", "per device: idle gaps between tasks inside each step (OVERLAP_ANALYSIS), less the host's "
+     "malloc/free time",
+     "gaps shorter than 50 us add up to >= 5% of the step on a device",
+     "those gaps per step on the device where they add up most", Severity::kWarning,
+     "launch fewer, larger kernels: graph mode (torch.compile / TorchAir, Paddle's static graph), fused ops, "
+     "a larger batch per step"},
+    {"host_launch_gaps", "per device: idle gaps between tasks inside each step (OVERLAP_ANALYSIS), less the host's "
+     "malloc/free time",
+     "gaps of 50 us or more add up to >= 5% of the step on a device",
+     "those gaps per step on the device where they add up most", Severity::kWarning,
+     "remove host work from the step: no loss.item()/.cpu() syncs or prints inside it, log every N steps, move "
+     "host preprocessing to the data loader"},
     {"slow_link", "COMMUNICATION_OP per communicator (the last rank to arrive's duration) against EMU_LINK line rates",
      "a communicator's collectives of >= 1 MiB per rank reach < 40% of its links' line rate in busbw (healthy "
      "links reach about 80%; mesh counts n-1 links per rank)",

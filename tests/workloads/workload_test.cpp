@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace npukit::work {
 namespace {
 
@@ -46,6 +48,31 @@ TEST(Workload, BrokenFilesGiveOneClearLine) {
             "workload error: " + data("missing.json") + ": cannot open (No such file or directory)");
   auto unknown = load_workload("no-such-builtin");
   EXPECT_EQ(unknown.status().message().rfind("workload error: no built-in workload 'no-such-builtin' (built-ins: ", 0), 0u);
+}
+
+TEST(Workload, HostSideKnobsReachTheProgramAndBadValuesAreNamed) {
+  nlohmann::json doc = {{"name", "t"}, {"kind", "train"}, {"params", 1024}, {"host_sync_ms", 0.5},
+                        {"launch", "graph"}, {"op_dispatch_us", 12},
+                        {"layers", {{{"op", "aten::relu"}, {"inputs", {{64, 64}}}}}}};
+  auto w = parse_workload(doc, "t.json");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  auto points = compile_workload(*w, {});
+  ASSERT_TRUE(points.ok()) << points.status().message();
+  const auto& p = points->front().program;
+  EXPECT_EQ(p.launch, "graph");
+  EXPECT_EQ(p.dispatch_ns, 12000);
+  // After the forward: a sync, then the host works 0.5 ms before launching the backward.
+  const auto& step = p.ranks[0].step;
+  auto sync = std::find_if(step.begin(), step.end(), [](const auto& op) { return op.kind == telemetry::ProgramOp::Kind::kSync; });
+  ASSERT_NE(sync, step.end());
+  ASSERT_NE(sync + 1, step.end());
+  EXPECT_EQ((sync + 1)->kind, telemetry::ProgramOp::Kind::kHostDelay);
+  EXPECT_EQ((sync + 1)->ns, 500000);
+  doc["launch"] = "lazy";
+  EXPECT_EQ(parse_workload(doc, "t.json").status().message(),
+            "workload error: t.json: workload.launch: expected eager or graph, got 'lazy'");
+  doc["launch"] = "eager", doc["op_dispatch_us"] = -1;
+  EXPECT_EQ(parse_workload(doc, "t.json").status().message(), "workload error: t.json: workload.op_dispatch_us: must be >= 0");
 }
 
 TEST(Workload, TrainingStepHasBucketedGradientAllreduces) {

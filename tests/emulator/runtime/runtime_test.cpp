@@ -31,6 +31,28 @@ TaskRecord run_alone(Node& node, Context& ctx, const std::string& op, std::vecto
   return rec.records().back();
 }
 
+// Host time of launching `n` small kernels: eager pays the runtime's launch and the framework's
+// dispatch per op; graph mode pays neither per op.
+Nanos host_time_of(bool graph, Nanos dispatch_ns, int n) {
+  auto node = make_node();
+  Context& ctx = make_context(*node);
+  ctx.set_graph_launch(graph);
+  ctx.set_dispatch_ns(dispatch_ns);
+  StreamId s = ctx.create_stream();
+  auto k = ctx.prepare("add", {fp16({64, 64}), fp16({64, 64})});
+  EXPECT_TRUE(k.ok());
+  Nanos before = ctx.host_free();
+  for (int i = 0; i < n; ++i) EXPECT_TRUE(ctx.enqueue(s, *k).ok());
+  return ctx.host_free() - before;
+}
+
+TEST(Runtime, EagerLaunchesCostTheHostPerOpAndGraphModeDoesNot) {
+  Nanos launch = make_node()->device(0).spec().runtime.kernel_launch_ns;
+  EXPECT_EQ(host_time_of(false, 0, 10), 10 * launch);
+  EXPECT_EQ(host_time_of(false, 10'000, 10), 10 * (launch + 10'000));
+  EXPECT_EQ(host_time_of(true, 10'000, 10), 0);
+}
+
 TEST(Runtime, LargeFp16MatmulReachesTheSpecsAchievedTflops) {
   auto node = make_node({.seed = 7});
   Context& ctx = make_context(*node);

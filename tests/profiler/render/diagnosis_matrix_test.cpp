@@ -50,9 +50,11 @@ TEST(DiagnosisMatrix, EveryInjectedCauseIsTheTopFindingWithItsTrueCost) {
                                 {"aicpu", "aicpu_fallback", "clean"},
                                 {"straggler", "slow_rank", "clean-dp2"},
                                 {"slow-link", "slow_link", "clean-dp2"},
-                                {"power-cap", "throttling", "clean-long"}};
+                                {"power-cap", "throttling", "clean-long"},
+                                {"launch-bound", "launch_bound", "launch-bound-graph"},
+                                {"host-gap", "host_launch_gaps", "clean"}};
   std::map<std::string, Recorded> baselines;
-  for (const char* name : {"clean", "clean-dp2", "clean-long"}) {
+  for (const char* name : {"clean", "clean-dp2", "clean-long", "launch-bound-graph"}) {
     baselines[name] = record(name);
     for (const json& f : baselines[name].report["findings"]) {
       EXPECT_EQ(f["severity"], "info") << "the clean run " << name << ": " << f.dump();
