@@ -269,6 +269,17 @@ void throttle_periods(const ProfileData& d, Report& r) {
   }
 }
 
+void clock_timeline(const ProfileData& d, Report& r) {
+  for (const auto& [device, s] : d.initial_clock) {
+    if (s.clock_mhz > 0) r.clock_timeline.push_back({device, d.session_start, s.clock_mhz});
+  }
+  for (const NodeEvent& e : d.events) {
+    if (e.type == "throttle_changed" && e.c > 0) r.clock_timeline.push_back({e.device, e.ts, static_cast<int>(e.c)});
+  }
+  std::stable_sort(r.clock_timeline.begin(), r.clock_timeline.end(),
+                   [](const ClockPoint& a, const ClockPoint& b) { return a.device < b.device; });
+}
+
 }  // namespace
 
 int ThrottlePeriod::main_clock_mhz() const {
@@ -344,6 +355,7 @@ Result<Report> build_report(const ProfileData& data, const ReportOptions& option
   comm_tables(data, StepFilter(data, options.step), r);
   memory_tables(data, r);
   throttle_periods(data, r);
+  clock_timeline(data, r);
   r.ranks = rank_rows(r);
   add_findings(data, r);
   return r;

@@ -106,6 +106,12 @@ struct MemoryPoint {
   int64_t ts = 0, bytes = 0;
 };
 
+struct ClockPoint {  // the AI-core clock from `ts` on
+  int device = 0;
+  int64_t ts = 0;
+  int mhz = 0;
+};
+
 struct ThrottlePeriod {
   int device = 0;
   int64_t start = 0, end = 0;
@@ -156,6 +162,7 @@ struct Report {
   std::vector<MemoryRow> memory;
   std::vector<MemoryPoint> memory_timeline;  // at most ~24 points per device
   std::vector<ThrottlePeriod> throttles;
+  std::vector<ClockPoint> clock_timeline;  // per device: the first sample's clock, then each DVFS step
   std::vector<RankRow> ranks;  // by device
   std::vector<Finding> findings;
   // What each rule that estimates a cost measured (ns per step), whether it fired or not: a cause

@@ -1,4 +1,5 @@
 #include "profiler/analyze/ranks.hpp"
+#include "profiler/analyze/summary.hpp"
 #include "profiler/render/report_render.hpp"
 
 namespace npukit::prof {
@@ -41,7 +42,7 @@ json op_name(const OpNameRow& r) {
           {"input_dtypes", r.dtypes}, {"flops", r.flops}, {"input_bytes_per_call", r.input_bytes}, {"stats", stats(r.stats)}};
 }
 
-json step(const StepRow& s) {
+json step_json(const StepRow& s) {  // also each slowest step of the summary
   const StepBreakdown& b = s.b;
   return {{"device", s.device},        {"step", s.step},         {"step_ns", b.step},
           {"computing_ns", b.computing}, {"communication_ns", b.communication}, {"overlapped_ns", b.overlapped},
@@ -104,6 +105,29 @@ json ranks(const Report& r) {
   return {{"per_rank", rows}, {"verdict", verdict}};
 }
 
+json summary(const Report& r) {
+  StepSummary s = summarize_steps(r);
+  json slowest = json::array();
+  for (const SlowStep& step : s.slowest) slowest.push_back(step_json(StepRow{step.device, step.step, step.b}));
+  return {{"steps", s.steps},
+          {"step_p50_ms", s.p50_ns / 1e6},
+          {"step_p95_ms", s.p95_ns / 1e6},
+          {"step_max_ms", s.max_ns / 1e6},
+          {"step_max_index", s.max_step},
+          {"steps_per_s", s.steps_per_s},
+          {"computing_percent", s.computing_pct},
+          {"comm_not_overlapped_percent", s.comm_exposed_pct},
+          {"idle_percent", s.idle_pct},
+          {"idle_before_first_task_percent", s.idle_before_first_task_pct},
+          {"slowest_steps", slowest}};
+}
+
+json clocks(const Report& r) {
+  json out = json::array();
+  for (const ClockPoint& p : r.clock_timeline) out.push_back({{"device", p.device}, {"ts_ns", p.ts}, {"mhz", p.mhz}});
+  return out;
+}
+
 }  // namespace
 
 json render_json(const Report& r) {
@@ -114,7 +138,7 @@ json render_json(const Report& r) {
                    {"duration_ns", t.duration}, {"wait_ns", t.wait}, {"block_num", t.block_num},
                    {"op_tasks", t.tasks}, {"op_devices", t.devices}});
   }
-  for (const StepRow& s : r.steps) steps.push_back(step(s));
+  for (const StepRow& s : r.steps) steps.push_back(step_json(s));
   for (const ThrottlePeriod& p : r.throttles) {
     json at = json::object();
     for (const auto& [mhz, ns] : p.time_at_mhz) at[std::to_string(mhz)] = ns;
@@ -130,7 +154,8 @@ json render_json(const Report& r) {
   }
   json out = {{"header", header(r.header)}, {"operators", ops(r)},   {"top_tasks", top},
               {"steps", steps},             {"communication", communication(r)}, {"memory", memory(r)},
-              {"throttling", throttles},    {"ranks", ranks(r)},                 {"findings", findings}};
+              {"throttling", throttles},    {"ranks", ranks(r)},                 {"findings", findings},
+              {"summary", summary(r)},      {"clock_timeline", clocks(r)}};
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "profiler/analyze/ranks.hpp"
+#include "profiler/analyze/summary.hpp"
 #include "profiler/render/report_render.hpp"
 #include "profiler/render/text_table.hpp"
 
@@ -18,7 +19,6 @@ constexpr std::size_t kTopFindings = 3;
 constexpr std::size_t kSlowRanks = 3;
 
 std::string ms(double ns) { return fixed(ns / 1e6, 3) + " ms"; }
-std::string pct(double part, double whole) { return fixed(whole > 0 ? 100 * part / whole : 0, 1) + "%"; }
 
 // `text` wrapped to lines of at most kWidth columns, the first led by `lead`, the rest indented.
 std::string wrap(const std::string& lead, const std::string& text) {
@@ -41,12 +41,6 @@ std::string short_command(const std::string& command) {
   return std::filesystem::path(program).filename().string() + (space == std::string::npos ? "" : command.substr(space));
 }
 
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<std::size_t>(std::lround(q * static_cast<double>(v.size() - 1)))];
-}
-
 std::string rank_name(const ReportHeader& h, int device) {
   auto it = h.device_ranks.find(device);
   return (it == h.device_ranks.end() ? "device " : "rank " + std::to_string(it->second) + " (device ") +
@@ -62,34 +56,19 @@ std::string job_lines(const Report& r) {
   return out;
 }
 
-// Step time of a step = its slowest device's; percentiles over the steps.
-std::string step_lines(const Report& r) {
-  std::map<int64_t, double> per_step;
-  for (const StepRow& s : r.steps) per_step[s.step] = std::max(per_step[s.step], static_cast<double>(s.b.step));
-  if (per_step.empty()) return "Steps:     none recorded\n";
-  std::vector<double> times;
-  int64_t slowest = per_step.begin()->first;
-  for (const auto& [step, ns] : per_step) {
-    times.push_back(ns);
-    if (ns > per_step[slowest]) slowest = step;
-  }
-  double p50 = percentile(times, 0.5);
-  return "Steps:     " + std::to_string(times.size()) + ", p50 " + ms(p50) + ", p95 " + ms(percentile(times, 0.95)) +
-         ", max " + ms(per_step[slowest]) + " (step " + std::to_string(slowest) + "); " + fixed(1e9 / p50, 2) +
-         " steps/s\n";
+// Step time of a step = its slowest device's; percentiles over the steps (summary.hpp).
+std::string step_lines(const StepSummary& s) {
+  if (s.steps == 0) return "Steps:     none recorded\n";
+  return "Steps:     " + std::to_string(s.steps) + ", p50 " + ms(s.p50_ns) + ", p95 " + ms(s.p95_ns) + ", max " +
+         ms(s.max_ns) + " (step " + std::to_string(s.max_step) + "); " + fixed(s.steps_per_s, 2) + " steps/s\n";
 }
 
-std::string breakdown_line(const Report& r) {
-  double step = 0, computing = 0, exposed = 0, free = 0, preparing = 0;
-  for (const StepRow& s : r.steps) {
-    step += static_cast<double>(s.b.step), computing += static_cast<double>(s.b.computing);
-    exposed += static_cast<double>(s.b.comm_not_overlapped), free += static_cast<double>(s.b.free);
-    preparing += static_cast<double>(s.b.preparing);
-  }
-  if (step <= 0) return "";
-  return wrap("Step time: ", "computing " + pct(computing, step) + ", communication not overlapped " + pct(exposed, step) +
-                                 ", idle " + pct(free, step) + " (of which before the step's first task " +
-                                 pct(preparing, step) + ")");
+std::string breakdown_line(const StepSummary& s) {
+  if (s.steps == 0) return "";
+  auto p = [](double v) { return fixed(v, 1) + "%"; };
+  return wrap("Step time: ", "computing " + p(s.computing_pct) + ", communication not overlapped " + p(s.comm_exposed_pct) +
+                                 ", idle " + p(s.idle_pct) + " (of which before the step's first task " +
+                                 p(s.idle_before_first_task_pct) + ")");
 }
 
 std::string findings_lines(const Report& r) {
@@ -131,7 +110,8 @@ std::string render_summary(const Report& r) {
   std::string out = "npu-prof report: " + h.db + "\n";
   out += std::string("Recording: ") + (h.complete ? "complete" : "INCOMPLETE (the recorder stopped before finalizing)") +
          ", " + std::to_string(h.tasks) + " tasks, " + std::to_string(h.events_missed) + " events missed\n";
-  out += job_lines(r) + step_lines(r) + breakdown_line(r) + findings_lines(r) + slow_rank_lines(r);
+  StepSummary steps = summarize_steps(r);
+  out += job_lines(r) + step_lines(steps) + breakdown_line(steps) + findings_lines(r) + slow_rank_lines(r);
   std::string sections;
   for (const char* s : kReportSections) sections += (sections.empty() ? "" : "|") + std::string(s);
   return out + "Details:   --section " + sections + ", or --full\n";
