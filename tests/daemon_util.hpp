@@ -35,6 +35,18 @@ inline CommandResult run_command(const std::string& command) {
   return r;
 }
 
+// Makes `command` available by installing Debian's `package` when it is missing; "" when it is
+// there, else why not. Test binaries run in parallel under ctest: one install at a time (apt's own
+// lock fails the others at once), the later ones find the command installed.
+inline std::string ensure_debian_package(const std::string& command, const std::string& package) {
+  if (run_command("command -v " + command).exit_code == 0) return "";
+  if (geteuid() != 0) return command + " is missing and installing Debian's " + package + " needs root";
+  CommandResult r = run_command("flock /tmp/npukit-apt-install.lock sh -c 'command -v " + command +
+                                " >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y " + package + "'");
+  if (run_command("command -v " + command).exit_code == 0) return "";
+  return "apt-get install -y " + package + " failed: " + r.output.substr(0, 400);
+}
+
 inline std::string emud() { return NPU_EMUD_PATH; }
 
 // A node name no other test (or parallel ctest process) uses.

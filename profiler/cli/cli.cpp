@@ -62,6 +62,7 @@ void add_report(CLI::App& app, Args& a) {
   c->add_flag("--full", a.report.full, "text: every section (the default is the summary)");
   std::vector<std::string> sections(std::begin(kReportSections), std::end(kReportSections));
   c->add_option("--section", a.report.section, "text: one section in full")->check(CLI::IsMember(sections));
+  c->add_option("--html", a.report.html, "write one self-contained HTML report to this file");
   c->add_option("-o,--output", a.report.out_dir,
                 "csv: where to write the files (default: each rank's <PROF_dir>/mindstudio_profiler_output; "
                 "with several ranks, DIR/rank_<r>/)");

@@ -102,6 +102,11 @@ int run_report(const ReportArgs& args) {
     std::fprintf(stderr, "npu-prof: warning: %s: the recording is incomplete (the recorder stopped before finalizing)\n",
                  data->db_path.c_str());
   }
+  if (!args.html.empty()) {
+    if (Status s = write_text_file(args.html, render_html(*report)); !s.ok()) return fail(s);
+    std::printf("npu-prof: wrote %s\n", args.html.c_str());
+    return kExitOk;
+  }
   if (args.format == "json") {
     std::cout << render_json(*report).dump(2) << "\n";
   } else {

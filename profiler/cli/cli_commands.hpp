@@ -23,6 +23,7 @@ struct ReportArgs {
   std::string out_dir;  // csv files
   bool full = false;     // text: every section
   std::string section;  // text: one section
+  std::string html;     // write the HTML report here
 };
 
 struct ExportArgs {

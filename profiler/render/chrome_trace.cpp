@@ -1,4 +1,5 @@
 #include "profiler/render/chrome_trace.hpp"
+#include "profiler/render/report_render.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -250,13 +251,6 @@ Result<json> chrome_trace(const ProfileData& data, const ChromeOptions& options)
   return TraceBuilder(data, *sel).build();
 }
 
-Status write_chrome_trace(const json& trace, const std::string& file) {
-  std::ofstream out(file);
-  if (!out) return InvalidArgument(file + ": cannot open for writing");
-  out << trace.dump() << "\n";
-  out.close();
-  if (!out) return Status(Code::kInternal, file + ": write failed (disk full?)");
-  return Status::Ok();
-}
+Status write_chrome_trace(const json& trace, const std::string& file) { return write_text_file(file, trace.dump() + "\n"); }
 
 }  // namespace npukit::prof

@@ -26,6 +26,11 @@ std::string render_summary(const Report& report);
 std::string finding_lead(const Finding& finding);
 inline constexpr const char* kReportSections[] = {"ops", "steps", "comm", "memory", "throttle", "findings"};
 nlohmann::json render_json(const Report& report);
+// One self-contained HTML page (report_html.cpp): summary, findings with their evidence, per-rank
+// step chart, slowest steps, memory and clock per rank; numbers tagged with their JSON pointers.
+std::string render_html(const Report& report);
+// Writes `text` to `file`: InvalidArgument when it cannot be opened, Internal when writing fails.
+Status write_text_file(const std::string& file, const std::string& text);
 
 // Writes the CSV files into `dir` (created when missing); op_summary lists the tasks `selected`
 // (indexes into data.tasks). Returns the paths written.

@@ -27,16 +27,7 @@ using Cmd = npukit::testing::CommandResult;
 using npukit::testing::run_command;
 
 // "" when promtool is usable, else why not (the caller skips with it).
-inline std::string ensure_promtool() {
-  if (run_command("command -v promtool").exit_code == 0) return "";
-  if (geteuid() != 0) return "promtool is missing and installing Debian's prometheus needs root";
-  // Test binaries run in parallel under ctest: one install at a time (apt's own lock fails the
-  // others at once, which used to skip their tests), the later ones find promtool installed.
-  Cmd r = run_command("flock /tmp/npukit-apt-install.lock sh -c 'command -v promtool >/dev/null || "
-                      "DEBIAN_FRONTEND=noninteractive apt-get install -y prometheus'");
-  if (run_command("command -v promtool").exit_code == 0) return "";
-  return "apt-get install -y prometheus failed: " + r.output.substr(0, 400);
-}
+inline std::string ensure_promtool() { return npukit::testing::ensure_debian_package("promtool", "prometheus"); }
 
 inline std::string write_temp(const std::string& tag, const std::string& text) {
   std::string path = "/tmp/npukit-exporter-" + std::to_string(getpid()) + "-" + tag;
