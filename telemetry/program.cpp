@@ -243,6 +243,7 @@ Result<Program> parse_program(const json& j) {
   p.launch = r.text("launch", "eager");
   if (err.ok() && p.launch != "eager" && p.launch != "graph") r.fail("launch", "expected eager or graph, got '" + p.launch + "'");
   p.dispatch_ns = r.integer("dispatch_ns", 0);
+  p.layout = r.text("layout", "");
   if (err.ok() && p.dispatch_ns < 0) r.fail("dispatch_ns", "must be >= 0");
   p.repeat = r.integer("repeat", 1);
   if (err.ok() && p.repeat < 0) r.fail("repeat", "must be >= 0");
@@ -262,7 +263,7 @@ Result<Program> parse_program(const json& j) {
   }
   parse_comms(j, p, err);
   parse_faults(j, p, err);
-  r.only({"name", "allocator", "launch", "dispatch_ns", "repeat", "process", "comm", "comms", "faults", "ranks"});
+  r.only({"name", "allocator", "launch", "dispatch_ns", "layout", "repeat", "process", "comm", "comms", "faults", "ranks"});
   if (!r.has("ranks") || !j["ranks"].is_array() || j["ranks"].empty()) r.fail("ranks", "expected a non-empty array");
   for (std::size_t i = 0; err.ok() && i < j["ranks"].size(); ++i) {
     std::string path = "ranks[" + std::to_string(i) + "]";
@@ -294,7 +295,7 @@ json program_to_json(const Program& p) {
     ranks.push_back({{"device", r.device}, {"streams", r.streams}, {"events", r.events},
                      {"setup", setup}, {"step", step}});
   }
-  json j = {{"name", p.name}, {"allocator", p.allocator}, {"launch", p.launch}, {"dispatch_ns", p.dispatch_ns}, {"repeat", p.repeat},
+  json j = {{"name", p.name}, {"allocator", p.allocator}, {"launch", p.launch}, {"dispatch_ns", p.dispatch_ns}, {"layout", p.layout}, {"repeat", p.repeat},
             {"process", {{"pid", p.pid}, {"name", p.process_name}}}, {"ranks", ranks}};
   if (!p.comms.empty()) {
     j["comms"] = json::array();

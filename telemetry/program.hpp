@@ -90,6 +90,7 @@ struct Program {
   std::string allocator = "caching";
   std::string launch = "eager";  // eager: a host launch per op; graph: kernels and collectives captured
   int64_t dispatch_ns = 0;       // eager: the framework's host time per op before its launch call
+  std::string layout;            // how the ranks split the model, e.g. "dp4 x tp2" ("" = not said)
   int64_t repeat = 1;
   std::vector<CommSpec> comms;
   std::vector<ProgramFault> faults;

@@ -222,6 +222,7 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
   }
   telemetry::Program p = base;
   if (w.kind == "train" || w.kind == "infer") {
+    p.layout = "dp" + std::to_string(shaped.dp) + " x tp" + std::to_string(shaped.tp);
     p.comms = communicators(shaped);
     Forward fwd = expand(shaped);
     for (int r = 0; r < shaped.ranks(); ++r) {

@@ -82,8 +82,12 @@ json Daemon::submit(const tf::Request& request) {
   int id = job.id;
   auto [it, inserted] = jobs_.emplace(id, std::move(job));
   Job& j = it->second;
-  std::string devices;  // by rank, for profilers laying out one profile per rank
-  for (const tf::RankProgram& r : j.runner->program().ranks) devices += (devices.empty() ? "" : ",") + std::to_string(r.device);
+  // The devices by rank (for profilers laying out one profile per rank), then the job's settings:
+  // "0,1,2,3;allocator=caching;launch=eager;layout=dp2 x tp2".
+  const tf::Program& prog = j.runner->program();
+  std::string devices;
+  for (const tf::RankProgram& r : prog.ranks) devices += (devices.empty() ? "" : ",") + std::to_string(r.device);
+  devices += ";allocator=" + prog.allocator + ";launch=" + prog.launch + (prog.layout.empty() ? "" : ";layout=" + prog.layout);
   publisher_->record(tf::EventType::kJobStarted, -1, j.name, {static_cast<uint64_t>(id), j.pid, 0, 0}, devices);
   j.runner->start(
       [this, id](const StepReport& s) {

@@ -69,6 +69,7 @@ void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t
   into.session_end = first ? part.session_end : std::max(into.session_end, part.session_end);
   into.complete = (first || into.complete) && part.complete;
   if (!into.main_job) into.main_job = part.main_job;
+  into.job_settings.insert(part.job_settings.begin(), part.job_settings.end());
 }
 
 }  // namespace

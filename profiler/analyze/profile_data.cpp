@@ -230,6 +230,26 @@ Status load_node_data(Db& db, ProfileData& p) {
   return ev->status();
 }
 
+// The main job's settings from its job_started message ("0,1;allocator=caching;launch=eager;...").
+Status load_job_settings(Db& db, ProfileData& p) {
+  auto has = db.has_table("EMU_EVENT_TYPE");
+  if (!has.ok() || !*has || !p.main_job) return has.status();
+  auto q = db.prepare("SELECT s.value FROM EMU_EVENT e JOIN EMU_EVENT_TYPE t ON t.id = e.type "
+                      "JOIN STRING_IDS s ON s.id = e.message WHERE t.name = 'job_started' AND e.a = ? LIMIT 1");
+  if (!q.ok()) return q.status();
+  q->bind(1, *p.main_job);
+  if (q->next()) {
+    std::string text = q->text(0);
+    for (std::size_t pos = text.find(';'); pos != std::string::npos;) {
+      std::size_t next = text.find(';', pos + 1);
+      std::string item = text.substr(pos + 1, next == std::string::npos ? std::string::npos : next - pos - 1);
+      if (std::size_t eq = item.find('='); eq != std::string::npos) p.job_settings[item.substr(0, eq)] = item.substr(eq + 1);
+      pos = next;
+    }
+  }
+  return q->status();
+}
+
 Status load_links(Db& db, ProfileData& p) {
   auto has = db.has_table("EMU_LINK");
   if (!has.ok() || !*has) return has.status();
@@ -319,7 +339,7 @@ Result<ProfileData> load_one(const std::string& file, const LoadOptions& options
   if (!db.ok()) return db.status();
   ProfileData p;
   p.db_path = file;
-  for (auto step : {validate, load_basics, load_tasks, load_collectives, load_steps, load_overlap, load_node_data, load_links,
+  for (auto step : {validate, load_basics, load_tasks, load_collectives, load_steps, load_overlap, load_node_data, load_links, load_job_settings,
                     load_initial_clock}) {
     Status s = step(*db, p);
     if (!s.ok()) return as_bad_input(s, p.db_path);

@@ -109,6 +109,7 @@ struct ProfileData {
   std::vector<TaskRecord> tasks;  // by globalTaskId
   std::vector<CollectiveRecord> collectives;
   std::optional<int64_t> main_job;
+  std::map<std::string, std::string> job_settings;  // the main job's: allocator, launch, layout
   std::vector<StepWindow> steps;
   std::map<int, Overlap> overlap;  // per device, from the tasks (as finalize derives OVERLAP_ANALYSIS)
   std::vector<MemorySample> memory;

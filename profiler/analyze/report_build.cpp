@@ -55,6 +55,7 @@ ReportHeader header_of(const ProfileData& d) {
   h.node_spec = d.run_value("node_spec", "NA");
   h.mode = d.run_value("mode", "NA");
   h.command = d.run_value("command", "NA");
+  h.job = d.job_settings;
   for (const auto& [id, name] : d.npu_names) h.devices.emplace_back(id, name);
   h.session_start = d.session_start, h.session_end = d.session_end;
   h.tasks = d.tasks.size();

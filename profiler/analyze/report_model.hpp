@@ -41,6 +41,7 @@ struct ReportHeader {
   bool lossless_lost = false;
   std::optional<int> command_exit;
   std::optional<int64_t> step_filter;
+  std::map<std::string, std::string> job;  // the job's settings: allocator, launch, layout (when recorded)
 };
 
 struct OpTypeRow {

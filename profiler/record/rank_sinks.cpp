@@ -55,11 +55,13 @@ Status RankSinks::note_job(const tf::Event& e) {
   if (e.aux_id == 0) return Status::Ok();
   auto text = resolve_(e.aux_id);
   if (!text.ok()) return text.status();
+  // "0,1,2,3;allocator=caching;...": the devices by rank come before the first ';'.
+  std::string_view list(text->data(), std::min(text->find(';'), text->size()));
   int rank = 0;
-  for (std::size_t pos = 0; pos <= text->size(); ++rank) {
-    std::size_t comma = std::min(text->find(',', pos), text->size());
+  for (std::size_t pos = 0; pos <= list.size(); ++rank) {
+    std::size_t comma = std::min(list.find(',', pos), list.size());
     int device = -1;
-    if (std::from_chars(text->data() + pos, text->data() + comma, device).ec == std::errc()) ranks_.try_emplace(device, rank);
+    if (std::from_chars(list.data() + pos, list.data() + comma, device).ec == std::errc()) ranks_.try_emplace(device, rank);
     pos = comma + 1;
   }
   return Status::Ok();

@@ -43,6 +43,12 @@ std::string rank_label(const ReportHeader& h, int device) {
                                     : "rank " + std::to_string(it->second) + " (device " + std::to_string(device) + ")";
 }
 
+std::string settings(const ReportHeader& h) {
+  std::string out;
+  for (const auto& [key, value] : h.job) out += ", " + key + " " + value;
+  return out;
+}
+
 std::string card(const std::string& label, const std::string& value) {
   return "<div class=\"card\"><small>" + escape(label) + "</small><b>" + value + "</b></div>";
 }
@@ -54,7 +60,7 @@ std::string header_section(const Report& r) {
   return "<h1>npu-prof report</h1><p class=\"meta\">" + escape(h.db) + "</p><p class=\"meta\">Job: <code>" +
          escape(h.command) + "</code>" + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") +
          "<br>Node: " + escape(h.node_spec) + " (" + escape(chip) + "), " + std::to_string(ranks) +
-         (h.ranks > 1 ? " ranks" : " devices") + ", recorded in " + escape(h.mode) + " mode" +
+         (h.ranks > 1 ? " ranks" : " devices") + escape(settings(h)) + ", recorded in " + escape(h.mode) + " mode" +
          (h.complete ? "" : " &mdash; <b>incomplete recording</b>") + "</p>";
 }
 

@@ -25,6 +25,7 @@ json header(const ReportHeader& h) {
           {"node_spec", h.node_spec},
           {"mode", h.mode},
           {"command", h.command},
+          {"job", h.job},
           {"command_exit", h.command_exit ? json(*h.command_exit) : json(nullptr)},
           {"devices", devices},
           {"session_start_ns", h.session_start},

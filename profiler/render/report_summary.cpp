@@ -47,10 +47,19 @@ std::string rank_name(const ReportHeader& h, int device) {
          std::to_string(device) + (it == h.device_ranks.end() ? "" : ")");
 }
 
+// "; dp4 x tp2, caching allocator, eager launch" from what the job recorded ("" when nothing).
+std::string job_settings(const ReportHeader& h) {
+  auto get = [&](const char* key) { auto it = h.job.find(key); return it == h.job.end() ? std::string() : it->second; };
+  std::string out = get("layout");
+  if (!get("allocator").empty()) out += (out.empty() ? "" : ", ") + get("allocator") + " allocator";
+  if (!get("launch").empty()) out += (out.empty() ? "" : ", ") + get("launch") + " launch";
+  return out.empty() ? "" : "; " + out;
+}
+
 std::string job_lines(const Report& r) {
   const ReportHeader& h = r.header;
   std::string chip = h.devices.empty() ? "NA" : h.devices.front().second;
-  std::string out = wrap("Job:       ", short_command(h.command) + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : ""));
+  std::string out = wrap("Job:       ", short_command(h.command) + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") + job_settings(h));
   out += "Node:      " + h.node_spec + " (" + chip + "), " + std::to_string(h.ranks > 1 ? h.ranks : static_cast<int>(h.devices.size())) +
          (h.ranks > 1 ? " ranks" : " devices") + ", recorded in " + h.mode + " mode\n";
   return out;
