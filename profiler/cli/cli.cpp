@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "profiler/cli/cli_commands.hpp"
+#include "profiler/cli/selftest.hpp"
 #include "profiler/render/report_render.hpp"
 #include "telemetry/naming.hpp"
 
@@ -32,6 +33,7 @@ struct Args {
   ReportArgs report;
   ExportArgs exp;
   DiffArgs diff;
+  SelftestArgs selftest;
   std::string duration;
   std::string mode = "fast";
 };
@@ -87,6 +89,13 @@ void add_diff(CLI::App& app, Args& a) {
   c->add_option("--top", a.diff.top, "op rows to show")->check(CLI::Range(1, 100000))->capture_default_str();
 }
 
+void add_selftest(CLI::App& app, Args& a) {
+  auto* c = app.add_subcommand("selftest", "score the diagnosis against the emulator's ground truth (the scenario matrix)");
+  c->add_option("--dir", a.selftest.dir, "the matrix and its workloads (default $NPUKIT_DIAGNOSIS_DIR or the built-in)");
+  c->add_option("--format", a.selftest.format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  c->add_option("--only", a.selftest.only, "run these scenarios (and their baselines) only")->delimiter(',');
+}
+
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "npu-prof: %s\n", message.c_str());
   return kExitUsage;
@@ -112,7 +121,8 @@ int dispatch(CLI::App& app, Args& a) {
   if (app.got_subcommand("report")) return run_report(a.report);
   if (app.got_subcommand("export")) return run_export(a.exp);
   if (app.got_subcommand("diff")) return run_diff(a.diff);
-  return usage_error("give a command: record, report, export or diff (see --help)");
+  if (app.got_subcommand("selftest")) return run_selftest(a.selftest);
+  return usage_error("give a command: record, report, export, diff or selftest (see --help)");
 }
 
 }  // namespace
@@ -125,6 +135,7 @@ int run_cli(int argc, char** argv) {
   add_report(app, a);
   add_export(app, a);
   add_diff(app, a);
+  add_selftest(app, a);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -10,6 +10,7 @@ inline constexpr int kExitUsage = 2;          // bad arguments
 inline constexpr int kExitBadInput = 3;       // missing path, not a profile, corrupted database
 inline constexpr int kExitNoNode = 4;         // no node running, stale node, no access to its events
 inline constexpr int kExitCommandFailed = 5;  // record: the command failed (the profile is still written)
+inline constexpr int kExitWrongDiagnosis = 6;  // selftest: a scenario's diagnosis was wrong
 
 int run_cli(int argc, char** argv);
 

@@ -55,7 +55,7 @@ TEST(HtmlReport, RendersInChromiumWithTheJsonsNumbers) {
   std::ofstream(tmp / "broken.html") << "<!doctype html><script>console.error('broken page'); undefinedCall();</script>";
   EXPECT_FALSE(console_errors(tmp / "broken.html").empty());
 
-  RecordedRun run = record_on_fresh_node("html", data_path("scenarios/straggler.json"));
+  RecordedRun run = record_on_fresh_node("html", std::string(NPUKIT_SOURCE_DIR) + "/workloads/diagnosis/straggler.json");
   ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
   std::string page = tmp / "report.html";
   auto wrote = run_command(prof() + " report " + run.dir + " --html " + page);
