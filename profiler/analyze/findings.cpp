@@ -20,6 +20,7 @@ constexpr double kMemoryBoundIntensity = 10;   // FLOP per input byte, far below
 constexpr double kMemoryBoundMinRatio = 3;     // percent of kernel time for an op to matter
 constexpr double kChurnAllocsPerStep = 100;
 constexpr double kAllocCostShare = 0.005;      // host time in device malloc/free, share of step time
+constexpr double kHbmNearCapacityShare = 0.90; // peak HBM in use, share of the device's HBM
 
 // Each costed rule records what it measured in `measured` (ns per step) before its threshold.
 
@@ -194,6 +195,31 @@ void allocator_cost(const ProfileData& d, std::vector<Finding>& out, Measured& m
   out.push_back(std::move(f));
 }
 
+// HBM near capacity: no headroom for a larger batch, and a caching allocator that needs a block
+// its cache does not hold flushes the cache and re-allocates from the device (allocator_cost
+// counts what that costs).
+void hbm_near_capacity(const Report& r, std::vector<Finding>& out) {
+  const MemoryRow* fullest = nullptr;
+  for (const MemoryRow& m : r.memory) {
+    if (m.capacity_bytes <= 0) continue;
+    if (!fullest || m.peak_bytes * fullest->capacity_bytes > fullest->peak_bytes * m.capacity_bytes) fullest = &m;
+  }
+  if (!fullest) return;
+  double share = static_cast<double>(fullest->peak_bytes) / static_cast<double>(fullest->capacity_bytes);
+  if (share < kHbmNearCapacityShare) return;
+  constexpr double kGiB = 1 << 30;
+  out.push_back({"hbm_near_capacity",
+                 "HBM near capacity: device " + std::to_string(fullest->device) + " peaked at " +
+                     fmt("%.1f", static_cast<double>(fullest->peak_bytes) / kGiB) + " of " +
+                     fmt("%.1f GiB", static_cast<double>(fullest->capacity_bytes) / kGiB) + " (" + pct(share) +
+                     "); a larger batch or a longer sequence will not fit, and a caching allocator short of a block "
+                     "empties its cache and allocates from the device again (allocator_cost shows what that costs).",
+                 {{"peak_gib", static_cast<double>(fullest->peak_bytes) / kGiB},
+                  {"capacity_gib", static_cast<double>(fullest->capacity_bytes) / kGiB},
+                  {"percent_of_capacity", 100 * share},
+                  {"device", static_cast<double>(fullest->device)}}});
+}
+
 void recording_quality(const Report& r, std::vector<Finding>& out) {
   const ReportHeader& h = r.header;
   if (!h.complete) {
@@ -279,6 +305,7 @@ void add_findings(const ProfileData& data, Report& r) {
   throttling(data, r, r.findings, r.measured_cost_ns_per_step);
   slow_rank(r, r.findings, r.measured_cost_ns_per_step);
   host_gaps(data, r.findings, r.measured_cost_ns_per_step);
+  hbm_near_capacity(r, r.findings);
   rank_findings(r.findings);
 }
 

@@ -58,6 +58,7 @@ void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t
   into.counters.insert(into.counters.end(), part.counters.begin(), part.counters.end());
   into.npu_names.insert(part.npu_names.begin(), part.npu_names.end());
   into.links.insert(part.links.begin(), part.links.end());
+  into.hbm_capacity.insert(part.hbm_capacity.begin(), part.hbm_capacity.end());
   into.device_ranks.insert(part.device_ranks.begin(), part.device_ranks.end());
   into.initial_clock.insert(part.initial_clock.begin(), part.initial_clock.end());
   for (NodeEvent& e : part.events) {

@@ -250,6 +250,16 @@ Status load_job_settings(Db& db, ProfileData& p) {
   return q->status();
 }
 
+Status load_hbm_capacity(Db& db, ProfileData& p) {
+  auto has = db.has_table("EMU_COUNTER");
+  if (!has.ok() || !*has) return has.status();
+  auto q = db.prepare("SELECT c.deviceId, max(c.value) FROM EMU_COUNTER c JOIN STRING_IDS s ON s.id = c.name "
+                      "WHERE s.value = 'npu_hbm_total_bytes' AND c.deviceId >= 0 GROUP BY c.deviceId");
+  if (!q.ok()) return q.status();
+  while (q->next()) p.hbm_capacity[static_cast<int>(q->i64(0))] = static_cast<int64_t>(q->f64(1));
+  return q->status();
+}
+
 Status load_links(Db& db, ProfileData& p) {
   auto has = db.has_table("EMU_LINK");
   if (!has.ok() || !*has) return has.status();
@@ -339,7 +349,7 @@ Result<ProfileData> load_one(const std::string& file, const LoadOptions& options
   if (!db.ok()) return db.status();
   ProfileData p;
   p.db_path = file;
-  for (auto step : {validate, load_basics, load_tasks, load_collectives, load_steps, load_overlap, load_node_data, load_links, load_job_settings,
+  for (auto step : {validate, load_basics, load_tasks, load_collectives, load_steps, load_overlap, load_node_data, load_links, load_job_settings, load_hbm_capacity,
                     load_initial_clock}) {
     Status s = step(*db, p);
     if (!s.ok()) return as_bad_input(s, p.db_path);

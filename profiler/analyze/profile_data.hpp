@@ -115,6 +115,7 @@ struct ProfileData {
   std::vector<MemorySample> memory;
   std::vector<NodeEvent> events;  // EMU_EVENT without alloc/free
   std::map<int64_t, LinkRecord> links;  // EMU_LINK by linkId (each rank's database holds its own)
+  std::map<int, int64_t> hbm_capacity;  // per device, bytes (the npu_hbm_total_bytes counter)
   uint64_t alloc_events = 0;      // NPU_OP_MEM alloc rows
   struct AllocCall {  // a device malloc or free and what it cost the host
     int32_t device = 0;

@@ -218,7 +218,11 @@ void memory_tables(const ProfileData& d, Report& r) {
     row.last_bytes = m.bytes;
     ++row.samples;
   }
-  for (auto& [device, row] : rows) r.memory.push_back(row);
+  for (auto& [device, row] : rows) {
+    auto capacity = d.hbm_capacity.find(device);
+    row.capacity_bytes = capacity == d.hbm_capacity.end() ? 0 : capacity->second;
+    r.memory.push_back(row);
+  }
   constexpr int kSlots = 24;
   int64_t span = std::max<int64_t>(1, d.session_end - d.session_start);
   std::map<std::pair<int, int>, MemoryPoint> slots;

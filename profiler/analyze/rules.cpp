@@ -29,6 +29,10 @@ constexpr RuleDef kRules[] = {
      "or preallocate the buffers"},
     {"allocator_churn", "NPU_OP_MEM alloc rows per step", ">= 100 allocations per step across the node", "",
      Severity::kInfo, "reuse buffers across steps; a caching allocator makes each allocation cheap"},
+    {"hbm_near_capacity", "NPU_MEM (HBM in use) against the device's HBM (EMU_COUNTER npu_hbm_total_bytes)",
+     "a device's peak HBM in use is >= 90% of its HBM", "", Severity::kWarning,
+     "free headroom: activation recomputation, a smaller micro-batch with gradient accumulation, optimizer "
+     "state sharding (ZeRO), or a lower-precision optimizer state"},
     {"memory_bound_ops", "per op: flops (TASK_PMU_INFO) against input bytes (shapes x dtypes)",
      "ops with >= 3% of kernel time below 10 FLOP per input byte", "", Severity::kInfo,
      "fuse the elementwise chain into its producer, or keep the data in a lower precision"},

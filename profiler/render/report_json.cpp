@@ -80,7 +80,8 @@ json memory(const Report& r) {
   json out = {{"devices", json::array()}, {"timeline", json::array()}};
   for (const MemoryRow& m : r.memory) {
     out["devices"].push_back({{"device", m.device}, {"peak_bytes", m.peak_bytes}, {"peak_ts_ns", m.peak_ts},
-                              {"first_bytes", m.first_bytes}, {"last_bytes", m.last_bytes}, {"samples", m.samples}});
+                              {"first_bytes", m.first_bytes}, {"last_bytes", m.last_bytes}, {"samples", m.samples},
+                              {"capacity_bytes", m.capacity_bytes}});
   }
   for (const MemoryPoint& p : r.memory_timeline) out["timeline"].push_back({{"device", p.device}, {"ts_ns", p.ts}, {"bytes", p.bytes}});
   return out;
