@@ -123,7 +123,7 @@ TEST(Report, JsonHasEverySectionWithUnitsInKeys) {
 // The default text report answers first: job, step-time percentiles, where the step goes, the
 // top findings and the slowest ranks, within 100 columns by 40 lines; golden for the demo's
 // workload (ernie3-train, 8 ranks, 4 fast steps; the first line, which names the directory, left
-// out).
+// out), and golden JSON of the same answers.
 TEST(Report, TheSummaryOfTheDemoWorkloadFits100By40) {
   static RecordedRun run = record_on_fresh_node("summary", "ernie3-train --steps 4");
   ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
@@ -134,6 +134,13 @@ TEST(Report, TheSummaryOfTheDemoWorkloadFits100By40) {
   for (const std::string& line : lines) EXPECT_LE(line.size(), 100u) << line;
   ASSERT_FALSE(lines.empty());
   expect_golden("ernie3-train.summary.txt", r.output.substr(r.output.find('\n') + 1));
+  // Golden JSON of the same answers (what has no wall-clock time or path in it).
+  auto js = nlohmann::json::parse(run_command("(" + prof() + " report " + run.dir + " --format json 2>/dev/null)").output,
+                                  nullptr, false);
+  ASSERT_TRUE(js.is_object());
+  nlohmann::json answers = {{"job", js["header"]["job"]}, {"summary", js["summary"]}, {"ranks", js["ranks"]},
+                            {"findings", js["findings"]}, {"measured_memory_peak_bytes", js["memory"]["devices"][0]["peak_bytes"]}};
+  expect_golden("ernie3-train.summary.json", answers.dump(1) + "\n");
   for (const char* section : {"ops", "steps", "comm", "memory", "throttle", "findings"}) {
     auto one = run_command(prof() + " report " + run.dir + " --section " + section);
     EXPECT_EQ(one.exit_code, 0) << section << ": " << one.output;
