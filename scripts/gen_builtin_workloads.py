@@ -28,11 +28,16 @@ def conv_bn(layers, n, cin, cout, h, k, s, relu=True, repeat=1):
 
 
 def bottleneck(layers, n, cin, mid, cout, h, stride, repeat=1):
-    conv_bn(layers, n, cin, mid, h, 1, 1, repeat=repeat)
-    ho = conv_bn(layers, n, mid, mid, h, 3, stride, repeat=repeat)
-    conv_bn(layers, n, mid, cout, ho, 1, 1, relu=False, repeat=repeat)
-    layers.append({"op": "add", "inputs": [[n, cout, ho, ho], [n, cout, ho, ho]], "repeat": repeat})
-    layers.append({"op": "relu", "inputs": [[n, cout, ho, ho]], "repeat": repeat})
+    block = []
+    conv_bn(block, n, cin, mid, h, 1, 1)
+    ho = conv_bn(block, n, mid, mid, h, 3, stride)
+    conv_bn(block, n, mid, cout, ho, 1, 1, relu=False)
+    block.append({"op": "add", "inputs": [[n, cout, ho, ho], [n, cout, ho, ho]]})
+    block.append({"op": "relu", "inputs": [[n, cout, ho, ho]]})
+    if repeat == 1:
+        layers += block
+    else:
+        layers.append({"block": block, "repeat": repeat, "comment": "bottleneck"})
     return ho
 
 
@@ -78,9 +83,7 @@ def transformer(batch, seq, hidden, heads, ffn, layers_n, vocab, tp=1):
         {"op": "aten::add", "inputs": [[t, hidden], [t, hidden]]},
         {"op": "aten::layer_norm", "inputs": [[t, hidden], [hidden], [hidden]]},
     ]
-    for op in block:
-        op["repeat"] = layers_n
-    L += block
+    L.append({"block": block, "repeat": layers_n, "comment": "transformer layer"})
     masked = max(1, t * 15 // 100)
     L.append({"op": "aten::mm", "inputs": [[masked, hidden], [hidden, vocab // tp]], "comment": "MLM head (15% of tokens)"})
     L.append({"op": "softmax_with_cross_entropy", "inputs": [[masked, vocab // tp], {"shape": [masked], "dtype": "int32"}],

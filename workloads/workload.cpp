@@ -32,14 +32,23 @@ Result<std::vector<std::vector<int64_t>>> read_shapes(const json& j, ObjectReade
   return shapes;
 }
 
-void read_layers(const json& doc, Workload& w, Status& err, const std::string& prefix) {
-  if (!doc.contains("layers")) return;
-  if (!doc["layers"].is_array()) {
-    if (err.ok()) err = InvalidArgument(prefix + "layers: expected an array");
-    return;
-  }
-  for (std::size_t i = 0; err.ok() && i < doc["layers"].size(); ++i) {
-    ObjectReader r(doc["layers"][i], "layers[" + std::to_string(i) + "]", err, prefix);
+// One layer, or {"block": [layers...], "repeat": N}: N copies of the block's layers in order
+// (a model's repeated blocks, e.g. a transformer layer), appended to `out`.
+void read_layer_list(const json& list, const std::string& path, std::vector<Layer>& out, Status& err,
+                     const std::string& prefix, int depth) {
+  for (std::size_t i = 0; err.ok() && i < list.size(); ++i) {
+    std::string at = path + "[" + std::to_string(i) + "]";
+    ObjectReader r(list[i], at, err, prefix);
+    if (r.has("block")) {
+      int64_t repeat = r.integer("repeat", 1);
+      if (err.ok() && (repeat < 1 || repeat > 100000)) r.fail("repeat", "must be in [1, 100000]");
+      if (err.ok() && (!r.raw("block").is_array() || depth > 4)) r.fail("block", "expected an array of layers (nested at most 4 deep)");
+      r.only({"block", "repeat", "comment"});
+      std::vector<Layer> block;
+      if (err.ok()) read_layer_list(r.raw("block"), at + ".block", block, err, prefix, depth + 1);
+      for (int64_t k = 0; err.ok() && k < repeat; ++k) out.insert(out.end(), block.begin(), block.end());
+      continue;
+    }
     Layer l;
     l.op = r.text("op", "", true);
     if (r.has("inputs")) {
@@ -55,8 +64,17 @@ void read_layers(const json& doc, Workload& w, Status& err, const std::string& p
     if (err.ok() && (l.repeat < 1 || l.repeat > 100000)) r.fail("repeat", "must be in [1, 100000]");
     l.trainable = r.boolean("trainable", true);
     r.only({"op", "inputs", "attrs", "repeat", "trainable", "comment"});
-    w.layers.push_back(std::move(l));
+    out.push_back(std::move(l));
   }
+}
+
+void read_layers(const json& doc, Workload& w, Status& err, const std::string& prefix) {
+  if (!doc.contains("layers")) return;
+  if (!doc["layers"].is_array()) {
+    if (err.ok()) err = InvalidArgument(prefix + "layers: expected an array");
+    return;
+  }
+  read_layer_list(doc["layers"], "layers", w.layers, err, prefix, 0);
 }
 
 void read_faults(const json& doc, Workload& w, Status& err, const std::string& prefix) {

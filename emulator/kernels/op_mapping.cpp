@@ -31,6 +31,7 @@ constexpr Mapping kPaddleOps[] = {
     {"multiply", "Mul"},
     {"divide", "RealDiv"},
     {"relu", "Relu"},
+    {"fused_elementwise", "FusedElementwise"},
     {"relu_grad", "ReluGrad"},
     {"gelu", "Gelu"},
     {"gelu_grad", "GeluGrad"},

@@ -160,6 +160,22 @@ void add_unary_kernel(KernelRegistry& r) {
                 .cost = kern::per_element_cost<Op::kFlops>, .compute = compute_unary<Op>});
 }
 
+// ---- a fused chain of unary element-wise ops (graph-mode fusion): one read, one write ----
+
+constexpr const char kFusedElementwise[] = "FusedElementwise";
+
+// attr "ops": how many unary ops were fused (>= 1); the chain is modelled as that many ReLUs.
+OpCost fused_cost(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, const Attrs& attrs) {
+  double ops = static_cast<double>(std::max<int64_t>(1, attrs.get_int("ops", 1)));
+  return {ops * static_cast<double>(out[0].elements()), kern::io_bytes(in, out)};
+}
+
+Result<std::vector<TensorDesc>> infer_fused(const std::vector<TensorDesc>& in, const Attrs& attrs) {
+  NPUKIT_RETURN_IF_ERROR(kern::check_input_count(kFusedElementwise, in, 1));
+  if (attrs.get_int("ops", 1) < 1) return InvalidArgument(std::string(kFusedElementwise) + ": attr ops must be >= 1");
+  return std::vector<TensorDesc>{in[0]};
+}
+
 // ---- softmax over attr axis (default -1) ----
 
 constexpr const char kSoftmax[] = "SoftmaxV2";
@@ -243,6 +259,8 @@ void register_vector_kernels(KernelRegistry& r) {
   add_unary_kernel<GeluOp>(r);
   add_grad_kernel<ReluGradOp>(r);
   add_grad_kernel<GeluGradOp>(r);
+  r.add_kernel({.name = kFusedElementwise, .unit = Unit::kVector, .infer = infer_fused, .cost = fused_cost,
+                .compute = compute_unary<ReluOp>});
   r.add_kernel({.name = kSoftmax, .unit = Unit::kVector, .infer = infer_softmax,
                 .cost = kern::per_element_cost<5>, .compute = compute_softmax});
   r.add_kernel({.name = kSoftmaxGrad, .unit = Unit::kVector, .infer = infer_softmax_grad,

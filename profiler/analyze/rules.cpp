@@ -33,6 +33,15 @@ constexpr RuleDef kRules[] = {
      "a device's peak HBM in use is >= 90% of its HBM", "", Severity::kWarning,
      "free headroom: activation recomputation, a smaller micro-batch with gradient accumulation, optimizer "
      "state sharding (ZeRO), or a lower-precision optimizer state"},
+    {"unfused_elementwise", "per stream: consecutive kernels of element-wise op types (Add, Mul, Relu, Sigmoid, "
+     "...; not softmax or norms) whose inputs all have their output's shape, each reading the previous one's output "
+     "(shapes), below 10 FLOP per input byte (TASK_PMU_INFO)",
+     "the chains could save >= 3% of the step on a device",
+     "per chain, its kernels' time minus its longest kernel's (fused, it reads and writes once), per step on the "
+     "device where that is most",
+     Severity::kWarning,
+     "fuse the chain: graph mode with operator fusion (torch.compile / TorchAir, Paddle's static graph with "
+     "fusion passes), or a fused op (e.g. a fused activation) in the model code"},
     {"memory_bound_ops", "per op: flops (TASK_PMU_INFO) against input bytes (shapes x dtypes)",
      "ops with >= 3% of kernel time below 10 FLOP per input byte", "", Severity::kInfo,
      "fuse the elementwise chain into its producer, or keep the data in a lower precision"},

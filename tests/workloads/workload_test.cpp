@@ -75,6 +75,23 @@ TEST(Workload, HostSideKnobsReachTheProgramAndBadValuesAreNamed) {
   EXPECT_EQ(parse_workload(doc, "t.json").status().message(), "workload error: t.json: workload.op_dispatch_us: must be >= 0");
 }
 
+TEST(Workload, BlocksRepeatTheirLayersInOrder) {
+  nlohmann::json doc = {{"name", "t"}, {"kind", "infer"},
+                        {"layers", {{{"op", "aten::relu"}, {"inputs", {{8, 8}}}},
+                                    {{"block", {{{"op", "aten::mm"}, {"inputs", {{8, 8}, {8, 8}}}},
+                                                {{"op", "aten::add"}, {"inputs", {{8, 8}, {8, 8}}}, {"repeat", 2}}}},
+                                     {"repeat", 3}}}}};
+  auto w = parse_workload(doc, "t.json");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  std::vector<std::string> ops;
+  for (const Layer& l : w->layers) ops.push_back(l.op + "x" + std::to_string(l.repeat));
+  EXPECT_EQ(ops, (std::vector<std::string>{"aten::relux1", "aten::mmx1", "aten::addx2", "aten::mmx1", "aten::addx2",
+                                           "aten::mmx1", "aten::addx2"}));
+  doc["layers"][1]["block"] = "mm";
+  EXPECT_EQ(parse_workload(doc, "t.json").status().message(),
+            "workload error: t.json: layers[1].block: expected an array of layers (nested at most 4 deep)");
+}
+
 TEST(Workload, TrainingStepHasBucketedGradientAllreduces) {
   auto w = load_workload("resnet50-train");
   ASSERT_TRUE(w.ok());
