@@ -1,7 +1,7 @@
 // Allreduce sweep on an emulated node, printed with nccl-tests' columns (size, count, type,
 // redop, time, algbw, busbw), and the large-message bus bandwidth beside its calibration target
 // (ring busbw about 0.8 x the HCCS link rate; shared/reference/hardware.md section 6).
-//   allreduce_sweep [--node 8x910B2] [--algo ring|mesh|auto] [--min 8] [--max 1073741824]
+//   allreduce_sweep [--spec 8x910B2] [--algo ring|mesh|auto] [--min 8] [--max 1073741824]
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -23,7 +23,7 @@ struct Args {
 Args parse(int argc, char** argv) {
   Args a;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--node")) a.node = argv[i + 1];
+    if (!std::strcmp(argv[i], "--spec")) a.node = argv[i + 1];
     if (!std::strcmp(argv[i], "--algo")) a.algo = argv[i + 1];
     if (!std::strcmp(argv[i], "--min")) a.min_bytes = std::stoull(argv[i + 1]);
     if (!std::strcmp(argv[i], "--max")) a.max_bytes = std::stoull(argv[i + 1]);

@@ -16,12 +16,12 @@ row() {  # label emulated published unit
     else printf "| %s | %.1f %s | %.1f %s | %.2f |\n", l, e, u, p, u, e / p }'
 }
 
-r1=$(tp resnet50-train --node 8x910 --devices 0)
-r8=$(tp resnet50-train --node 8x910)
-b1=$(tp bert-large-train --node 8x910 --devices 0)
-b8=$(tp bert-large-train --node 8x910)
-rb=$(tp resnet50-train --node 8x910B2)
-e=$(step ernie3-train --node 8x910B2)
+r1=$(tp resnet50-train --spec 8x910 --devices 0)
+r8=$(tp resnet50-train --spec 8x910)
+b1=$(tp bert-large-train --spec 8x910 --devices 0)
+b8=$(tp bert-large-train --spec 8x910)
+rb=$(tp resnet50-train --spec 8x910B2)
+e=$(step ernie3-train --spec 8x910B2)
 echo "| workload | emulated | published | ratio |"
 echo "|---|---|---|---|"
 row "ResNet-50 train, bs 256, 1x Ascend910" "$r1" 2115 "img/s"

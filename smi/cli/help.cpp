@@ -29,7 +29,7 @@ std::string top_help() {
          "\tset -t power-limit -i id [-c chip] -d watts\n"
          "\t              Set the enforced power limit\n"
          "\n"
-         "The node is $NPU_NODE (default npukit); start one with: npu-emud start --node-name <name>\n"
+         "The node is --node-name NAME (anywhere), else $NPU_NODE (default npukit); start one with: npu-emud start --node-name <name>\n"
          "\n"
          "Exit codes:\n"
          "\t0             success; health/diag: every chip PASS\n"

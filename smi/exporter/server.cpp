@@ -75,14 +75,14 @@ std::string Exporter::scrape() {
 }
 
 std::string exporter_help() {
-  return "Usage: npu-exporter [--listen HOST:PORT] [--node NAME]\n"
+  return "Usage: npu-exporter [--listen HOST:PORT] [--node-name NAME]\n"
          "\n"
          "Serves the node's telemetry as Prometheus metrics at http://HOST:PORT/metrics\n"
          "(text/plain; version=0.0.4): MindX DL npu_chip_info_* names plus every bus field.\n"
          "\n"
          "Options:\n"
          "       --listen HOST:PORT  address to listen on (default 127.0.0.1:9101; port 0: any free)\n"
-         "       --node NAME         node to export (default $NPU_NODE, else npukit)\n"
+         "       --node-name NAME    node to export (default $NPU_NODE, else npukit; --node is the same)\n"
          "       -h, --help          this help\n"
          "\n"
          "Exit: 0 stopped by SIGINT/SIGTERM, 1 cannot listen, 4 bad arguments.\n";
@@ -93,7 +93,7 @@ bool parse_exporter_args(int argc, const char* const* argv, ExporterOptions& out
   app.set_help_flag();
   std::string listen, node;
   app.add_option("--listen", listen);
-  app.add_option("--node", node);
+  app.add_option("--node-name,--node", node);
   app.add_flag("-h,--help", help);
   try {
     app.parse(argc, argv);

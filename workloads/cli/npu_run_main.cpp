@@ -27,8 +27,9 @@ void add_options(CLI::App& app, Args& a) {
   app.add_option("workload", a.name, "built-in name or path to a workload .json");
   app.add_flag("--list", a.list, "list the built-in workloads");
   app.add_option("--steps", a.steps, "steps to run (default: the workload's)")->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--node", a.spec, "node spec for --standalone (8x910B2, 8x910B3, 8x910, 4x310P3 or a JSON path)")->capture_default_str();
-  app.add_option("--node-name", a.node_name, "daemon node to submit to (default $NPU_NODE or npukit)");
+  app.add_option("--spec", a.spec, "node spec for --standalone and mlp-train (8x910B2, 8x910B3, 8x910, 4x310P3 or a JSON path)")
+      ->capture_default_str();
+  app.add_option("--node-name,--node", a.node_name, "daemon node to submit to (default $NPU_NODE or npukit)");
   app.add_option("--devices", a.devices, "comma-separated device ids, one per rank (data-parallel workloads scale)");
   app.add_flag("--fast", a.fast, "standalone: run as fast as possible instead of paced");
   app.add_option("--speed", a.speed, "standalone paced: virtual seconds per wall second")->capture_default_str();
@@ -104,6 +105,11 @@ int main(int argc, char** argv) {
     return a.list ? 0 : work::kExitUsage;
   }
   if (refuse_in_process_under_recorder(a)) return work::kExitUsage;
+  if (app.count("--spec") > 0 && !a.standalone && a.name != "mlp-train") {
+    std::fprintf(stderr, "npu-run: --spec applies to --standalone runs; a daemon node's spec is set by "
+                         "npu-emud start --spec\n");
+    return work::kExitUsage;
+  }
   if (a.name == "mlp-train") return work::run_mlp_train(a.steps > 0 ? static_cast<int>(a.steps) : 50, a.seed, a.spec, stdout, stderr);
   auto w = work::load_workload(a.name);
   if (!w.ok()) {

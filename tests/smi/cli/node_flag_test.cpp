@@ -1,0 +1,42 @@
+// One flag set: every npukit program selects its node with --node-name (and $NPU_NODE), and
+// --spec names a node spec wherever a spec is meant. Each program is pointed at a running node
+// by the flag alone, with $NPU_NODE naming a node that does not exist.
+#include <gtest/gtest.h>
+
+#include "tests/daemon_util.hpp"
+
+namespace npukit::testing {
+namespace {
+
+std::string bin(const std::string& path) { return std::string(NPUKIT_BUILD_DIR) + "/" + path; }
+
+TEST(NodeFlag, EveryProgramTakesNodeName) {
+  ScopedNode node("flags");
+  std::string env = "NPU_NODE=no-such-node ";
+  std::string n = " --node-name " + node.name();
+  auto smi = run_command(env + bin("smi/npu-smi") + " info -l" + n);
+  EXPECT_EQ(smi.exit_code, 0) << smi.output;
+  EXPECT_NE(smi.output.find("Total Count"), std::string::npos) << smi.output;
+  auto smi_first = run_command(env + bin("smi/npu-smi") + " --node-name=" + node.name() + " info -l");
+  EXPECT_EQ(smi_first.exit_code, 0) << smi_first.output;
+  auto top = run_command(env + bin("smi/npu-top") + n + " --frames 1 --ascii --size 100x30");
+  EXPECT_EQ(top.exit_code, 0) << top.output;
+  auto run = run_command(env + bin("workloads/npu-run") + " matmul-sweep --steps 1" + n);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  auto status = run_command(env + emud() + " status" + n);
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  auto exporter = run_command(env + "timeout 1 " + bin("smi/npu-exporter") + " --listen 127.0.0.1:0" + n);
+  EXPECT_NE(exporter.output.find("(node " + node.name() + ")"), std::string::npos) << exporter.output;
+}
+
+TEST(NodeFlag, SpecIsForInProcessNodesAndAMissingNameIsOneLine) {
+  auto r = run_command(bin("workloads/npu-run") + " matmul-sweep --spec 8x910 --node-name no-such-node");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.output, "npu-run: --spec applies to --standalone runs; a daemon node's spec is set by npu-emud start --spec\n");
+  auto smi = run_command(bin("smi/npu-smi") + " info --node-name");
+  EXPECT_EQ(smi.exit_code, 215) << smi.output;
+  EXPECT_EQ(smi.output, "npu-smi: --node-name needs a node name\n");
+}
+
+}  // namespace
+}  // namespace npukit::testing
