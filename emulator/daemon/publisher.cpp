@@ -27,9 +27,6 @@ uint8_t hccl_dtype(DType t) {
   return tf::hccl_dtype::kNotApplicable;
 }
 
-// The version npu-smi prints in its banner for emulated nodes.
-constexpr const char* kToolVersion = "23.0.2.1";
-
 std::string link_kind(LinkKind k) {
   switch (k) {
     case LinkKind::kHccs: return "hccs";
@@ -57,7 +54,8 @@ tf::WriterOptions writer_options_for(const Node& node, const std::string& node_n
   o.node_info.node_spec = spec.name;
   o.node_info.topology = spec.topology;
   o.node_info.driver_version = d.driver_version;
-  o.node_info.tool_version = kToolVersion;
+  // npu-smi ships with the driver package: its version is the driver's (910: 21.0.4, 910B: 23.0.2.1).
+  o.node_info.tool_version = d.driver_version;
   o.node_info.card_count = spec.cards;
   for (int i = 0; i < node.device_count(); ++i) {
     tf::DeviceInfo info;

@@ -1,6 +1,7 @@
-// One flag set: every npukit program selects its node with --node-name (and $NPU_NODE), and
-// --spec names a node spec wherever a spec is meant. Each program is pointed at a running node
-// by the flag alone, with $NPU_NODE naming a node that does not exist.
+// Consistency across the programs. One flag set: every npukit program selects its node with
+// --node-name (and $NPU_NODE), and --spec names a node spec wherever a spec is meant (each
+// program is pointed at a running node by the flag alone, with $NPU_NODE naming a node that does
+// not exist). Versions follow the chip spec: npu-smi reports its driver package's version.
 #include <gtest/gtest.h>
 
 #include "tests/daemon_util.hpp"
@@ -36,6 +37,18 @@ TEST(NodeFlag, SpecIsForInProcessNodesAndAMissingNameIsOneLine) {
   auto smi = run_command(bin("smi/npu-smi") + " info --node-name");
   EXPECT_EQ(smi.exit_code, 215) << smi.output;
   EXPECT_EQ(smi.output, "npu-smi: --node-name needs a node name\n");
+}
+
+TEST(Versions, NpuSmiReportsItsDriversVersionPerChipSpec) {
+  for (auto [spec, version] : {std::pair{"8x910", "21.0.4"}, std::pair{"8x910B2", "23.0.2.1"}}) {
+    ScopedNode node(std::string("ver-") + spec, std::string("--spec ") + spec);
+    auto v = run_command(bin("smi/npu-smi") + " -v --node-name " + node.name());
+    EXPECT_EQ(v.exit_code, 0) << v.output;
+    EXPECT_EQ(v.output.rfind(std::string("npu-smi version: ") + version + "\n", 0), 0u) << spec << ": " << v.output;
+    auto info = run_command(bin("smi/npu-smi") + " info --node-name " + node.name());
+    EXPECT_NE(info.output.find(std::string("| npu-smi ") + version + " "), std::string::npos) << info.output.substr(0, 300);
+    EXPECT_NE(info.output.find(std::string("Version: ") + version + " "), std::string::npos) << info.output.substr(0, 300);
+  }
 }
 
 }  // namespace
