@@ -136,6 +136,10 @@ void Daemon::forget_old_jobs() {
 json Daemon::status_json() const {
   int running = 0;
   for (const auto& [id, j] : jobs_) running += j.state == "running";
+  json faults = json::array();
+  for (const ActiveFault& f : node_->active_faults()) {
+    faults.push_back({{"device", f.device}, {"fault", fault_name(f.kind)}, {"source", f.source}, {"since_ns", f.since}});
+  }
   return {{"ok", true},
           {"node", options_.node_name},
           {"spec", node_->spec().name},
@@ -145,7 +149,8 @@ json Daemon::status_json() const {
           {"speed", options_.speed},
           {"lag_ns", lag_ns_},
           {"jobs_running", running},
-          {"jobs", jobs_.size()}};
+          {"jobs", jobs_.size()},
+          {"faults", faults}};
 }
 
 }  // namespace npukit::emu

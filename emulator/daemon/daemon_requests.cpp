@@ -76,7 +76,8 @@ json Daemon::submit(const tf::Request& request) {
   job.pid = program->pid;
   job.steps_total = program->repeat;
   job.started_ns = node_->now();
-  auto runner = ProgramRunner::create(*node_, std::move(*program));
+  auto runner = ProgramRunner::create(*node_, std::move(*program), "job " + std::to_string(job.id) + " '" + job.name + "'");
+  // A fault injected by hand stays until cleared; a job's own timeline faults end with the job.
   if (!runner.ok()) return tf::error_reply(runner.status().message(), "invalid_program");
   job.runner = std::move(*runner);
   int id = job.id;

@@ -209,6 +209,12 @@ int status(const std::string& node, bool as_json) {
               node.c_str(), reply->value("spec", std::string()).c_str(), reply->value("devices", 0),
               reply->value("pid", 0), reply->value("virtual_time_ns", 0.0) / 1e9, reply->value("speed", 1.0),
               reply->value("lag_ns", 0.0) / 1e6, reply->value("jobs_running", 0));
+  const json& faults = reply->contains("faults") ? (*reply)["faults"] : json::array();
+  if (faults.empty()) std::printf("active faults: none\n");
+  for (const json& f : faults) {
+    std::printf("active fault: device %d %s since %.3f s (from %s)\n", f.value("device", -1),
+                f.value("fault", std::string()).c_str(), f.value("since_ns", 0.0) / 1e9, f.value("source", std::string()).c_str());
+  }
   return kExitOk;
 }
 

@@ -79,6 +79,8 @@ class DeviceHealth {
   // A hang or a lost device needs reset().
   void clear();
   void reset();
+  // Lifts one fault kind (what a workload's own fault does when the workload ends).
+  void lift(FaultKind kind) { active_ &= ~(1u << static_cast<int>(kind)); }
   // Zeroes the volatile ECC counters (npu-smi clear -t ecc-info); aggregate history stays.
   void clear_ecc();
 

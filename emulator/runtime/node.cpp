@@ -86,8 +86,9 @@ void Node::refresh_links(int device) {
   }
 }
 
-Status Node::inject_fault(int device, FaultKind kind) {
+Status Node::inject_fault(int device, FaultKind kind, const std::string& source) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
+  if (!devices_[device].health().active(kind)) faults_.push_back({device, kind, source, now()});
   Device& d = devices_[device];
   if (kind == FaultKind::kHbmDoubleBit) {
     // Where the bad cell is: deterministic per node seed, device and how many it has had.
@@ -109,6 +110,7 @@ Status Node::clear_faults(int device) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
   devices_[device].health().clear();
   refresh_links(device);
+  prune_faults();
   return Status::Ok();
 }
 
@@ -117,6 +119,7 @@ Status Node::reset_device(int device) {
   Device& d = devices_[device];
   d.health().reset();
   refresh_links(device);
+  prune_faults();
   d.set_clock_mhz(d.spec().aicore_clock.max_mhz);
   d.sensors().throttle_reasons = 0;
   return Status::Ok();
@@ -134,15 +137,48 @@ Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
   }
   for (const FaultEvent& f : timeline) {
     scheduler_.post_callback(f.at, [this, f] {
+      if (std::find(ended_sources_.begin(), ended_sources_.end(), f.source) != ended_sources_.end()) return;
       switch (f.action) {
-        case FaultEvent::Action::kInject: (void)inject_fault(f.device, f.kind); break;
+        case FaultEvent::Action::kInject: (void)inject_fault(f.device, f.kind, f.source); break;
         case FaultEvent::Action::kClear: (void)clear_faults(f.device); break;
         case FaultEvent::Action::kReset: (void)reset_device(f.device); break;
-        case FaultEvent::Action::kPowerLimit: (void)set_power_limit(f.device, f.watts); break;
+        case FaultEvent::Action::kPowerLimit:
+          power_limits_.push_back({f.device, devices_[f.device].sensors().power_limit_w, f.source});
+          (void)set_power_limit(f.device, f.watts);
+          break;
       }
     }, /*background=*/true);
   }
   return Status::Ok();
+}
+
+void Node::prune_faults() {
+  std::erase_if(faults_, [this](const ActiveFault& f) { return !devices_[f.device].health().active(f.kind); });
+}
+
+std::vector<ActiveFault> Node::active_faults() const {
+  std::vector<ActiveFault> out;
+  for (const ActiveFault& f : faults_) {
+    if (devices_[f.device].health().active(f.kind)) out.push_back(f);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ActiveFault& a, const ActiveFault& b) { return a.device < b.device; });
+  return out;
+}
+
+void Node::end_faults_of(const std::string& source) {
+  if (source == "control") return;
+  ended_sources_.push_back(source);
+  for (const ActiveFault& f : faults_) {
+    bool persistent = f.kind == FaultKind::kHbmDoubleBit || f.kind == FaultKind::kAicoreHang || f.kind == FaultKind::kDeviceLost;
+    if (f.source != source || persistent) continue;
+    devices_[f.device].health().lift(f.kind);
+    if (f.kind == FaultKind::kLinkDown || f.kind == FaultKind::kLinkDegraded) refresh_links(f.device);
+  }
+  prune_faults();
+  for (auto it = power_limits_.rbegin(); it != power_limits_.rend(); ++it) {  // newest first: the oldest value wins
+    if (it->source == source) physics_->set_power_limit(it->device, it->previous_w);
+  }
+  std::erase_if(power_limits_, [&](const PowerLimitSet& p) { return p.source == source; });
 }
 
 Status Node::set_power_limit(int device, double watts) {

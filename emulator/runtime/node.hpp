@@ -42,6 +42,14 @@ struct NodeOptions {
   bool physics = true;            // run the power/thermal/DVFS model
 };
 
+// A fault in force and where it came from.
+struct ActiveFault {
+  int device = 0;
+  FaultKind kind = FaultKind::kOverTemperature;
+  std::string source;  // "control" (npu-emud inject, npu-smi) or the job whose timeline injected it
+  Nanos since = 0;     // virtual time of the injection
+};
+
 // One entry of a fault timeline: at virtual time `at`, do `action` on `device` (kPowerLimit
 // sets its power limit to `watts`, as `npu-emud set --power-limit` does).
 struct FaultEvent {
@@ -51,6 +59,7 @@ struct FaultEvent {
   Action action = Action::kInject;
   FaultKind kind = FaultKind::kOverTemperature;  // for kInject
   double watts = 0;                               // for kPowerLimit
+  std::string source = "control";                 // who scheduled it (end_faults_of() ends its faults)
 };
 
 class Node {
@@ -98,10 +107,17 @@ class Node {
   // Faults (health.hpp). inject/clear/reset act now; schedule_faults() at virtual times.
   // A device's HCCS links (PCIe links on a PCIe-only node) are down while a device at either end
   // has an active link-down fault.
-  Status inject_fault(int device, FaultKind kind);
+  Status inject_fault(int device, FaultKind kind, const std::string& source = "control");
   Status clear_faults(int device);
   Status reset_device(int device);
   Status schedule_faults(const std::vector<FaultEvent>& timeline);
+  // The faults in force, by device then injection time.
+  std::vector<ActiveFault> active_faults() const;
+  // A workload ended: its timeline's events not yet due are dropped, and the faults it injected
+  // end with it, as they would on real parts, except those that outlive a workload there
+  // (hbm-double-bit: the page stays bad; aicore-hang and device-lost: until a reset). Power
+  // limits it set return to what they were.
+  void end_faults_of(const std::string& source);
   // Lowers (or restores) a device's power limit; DVFS keeps power under it. Watts in (0, TDP].
   Status set_power_limit(int device, double watts);
 
@@ -121,6 +137,15 @@ class Node {
   std::unique_ptr<CollectiveHub> collectives_;
   std::unique_ptr<Physics> physics_;
   std::vector<std::unique_ptr<Context>> contexts_;
+  std::vector<ActiveFault> faults_;  // as injected; entries whose fault was lifted are pruned
+  struct PowerLimitSet {
+    int device;
+    double previous_w;
+    std::string source;
+  };
+  std::vector<PowerLimitSet> power_limits_;  // set by timelines, restored at end_faults_of()
+  std::vector<std::string> ended_sources_;
+  void prune_faults();
 };
 
 }  // namespace npukit::emu

@@ -1,6 +1,7 @@
 #include "emulator/runtime/program_runner.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 
 namespace npukit::emu {
@@ -68,8 +69,11 @@ ProgramRunner::~ProgramRunner() {
   release();
 }
 
-Result<std::unique_ptr<ProgramRunner>> ProgramRunner::create(Node& node, telemetry::Program program) {
+Result<std::unique_ptr<ProgramRunner>> ProgramRunner::create(Node& node, telemetry::Program program, std::string label) {
+  static std::atomic<int> runs{0};  // default labels stay unique: ended labels never fault again
+  if (label.empty()) label = "job '" + program.name + "' (run " + std::to_string(++runs) + ")";
   std::unique_ptr<ProgramRunner> runner(new ProgramRunner(node, std::move(program)));
+  runner->label_ = std::move(label);
   Status s = runner->set_up();
   if (!s.ok()) return s;
   return runner;
@@ -156,6 +160,7 @@ Status ProgramRunner::schedule_faults() {
              : f.action == "power-limit"   ? FaultEvent::Action::kPowerLimit
                                            : FaultEvent::Action::kReset;
     e.watts = f.watts;
+    e.source = fault_source();
     if (e.action == FaultEvent::Action::kInject) {
       auto kind = parse_fault(f.fault);
       if (!kind.ok()) return kind.status();
@@ -367,6 +372,7 @@ void ProgramRunner::finish_if_done() {
 void ProgramRunner::release() {
   if (released_) return;
   released_ = true;
+  if (!program_.faults.empty()) node_.end_faults_of(fault_source());
   for (Rank& r : ranks_) {
     if (r.ctx == nullptr) continue;
     peak_reserved_ = std::max(peak_reserved_, r.ctx->allocator_stats().peak_reserved_bytes);

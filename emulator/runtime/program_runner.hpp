@@ -48,7 +48,9 @@ class ProgramRunner {
   using DoneFn = std::function<void(const Status&)>;
 
   // Validates devices and resolves every kernel; errors name the rank and op.
-  static Result<std::unique_ptr<ProgramRunner>> create(Node& node, telemetry::Program program);
+  // `label` names the run where it shows (the source of the faults its timeline injects, e.g.
+  // "job 3 'overheat-throttle'"); default "job '<program name>'".
+  static Result<std::unique_ptr<ProgramRunner>> create(Node& node, telemetry::Program program, std::string label = "");
   ~ProgramRunner();
 
   // Starts issuing at the node's current time. `on_step` fires per rank per step; `on_done`
@@ -112,6 +114,8 @@ class ProgramRunner {
   void fail(Status s);
   void finish_if_done();
   void release();
+  const std::string& fault_source() const { return label_; }
+  std::string label_;
 
   Node& node_;
   telemetry::Program program_;

@@ -130,6 +130,35 @@ TEST(Daemon, FaultsInjectedFromTheCliShowOnTheBus) {
   EXPECT_EQ(run_command(emud() + " set --node-name " + node.name() + " --device 1 --power-limit 900").exit_code, 3);
 }
 
+TEST(Daemon, StatusListsActiveFaultsAndAJobsFaultsEndWithIt) {
+  ScopedNode node("active");
+  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 6 --fault ecc-storm").exit_code, 0);
+  json program = small_program(1, 6);
+  program["name"] = "hot-job";
+  program["faults"] = json::array({{{"at_ns", 0}, {"device", 0}, {"fault", "over-temperature"}}});
+  json reply = node.control({{"op", "submit"}, {"program", program}});
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  int job = reply["job"];
+  auto has = [](const json& faults, int device, const std::string& fault) {
+    for (const json& f : faults) {
+      if (f["device"] == device && f["fault"] == fault) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually([&] { return has(node.control({{"op", "status"}})["faults"], 0, "over-temperature"); }));
+  auto text = run_command(emud() + " status --node-name " + node.name());
+  EXPECT_NE(text.output.find("active fault: device 0 over-temperature since "), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("(from job " + std::to_string(job) + " 'hot-job')"), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("active fault: device 6 ecc-storm since 0."), std::string::npos) << text.output;
+  EXPECT_NE(text.output.find("(from control)"), std::string::npos);
+  ASSERT_TRUE(eventually([&] {
+    return node.control({{"op", "job_status"}, {"job", job}})["job"]["state"] == "done";
+  }, std::chrono::seconds(10)));
+  json faults = node.control({{"op", "status"}})["faults"];
+  EXPECT_FALSE(has(faults, 0, "over-temperature")) << faults.dump();  // ended with its job
+  EXPECT_TRUE(has(faults, 6, "ecc-storm")) << faults.dump();          // injected by hand: stays
+}
+
 TEST(Daemon, KilledDaemonReadsStaleAndTheNextStartRecovers) {
   ScopedNode node("kill");
   int pid = node.control({{"op", "status"}})["pid"];

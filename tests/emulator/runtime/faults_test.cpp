@@ -185,6 +185,43 @@ TEST(Faults, APowerLimitOnTheTimelineCapsTheDeviceAtItsTime) {
   EXPECT_EQ(node->schedule_faults({cap}).message(), "power limit 1000 W is out of range (0, 310] for device 2");
 }
 
+TEST(Faults, AJobsTimelineFaultsEndWithTheJobExceptPersistentOnes) {
+  auto node = make_node();
+  ASSERT_TRUE(node->inject_fault(5, FaultKind::kEccStorm).ok());  // by hand: stays
+  const std::string job = "job 7 'scenario'";
+  Nanos t0 = node->now();
+  double tdp = node->device(1).sensors().power_limit_w;
+  std::vector<FaultEvent> timeline = {
+      {.at = t0 + 1'000'000, .device = 1, .kind = FaultKind::kOverTemperature, .source = job},
+      {.at = t0 + 1'000'000, .device = 2, .kind = FaultKind::kHbmDoubleBit, .source = job},
+      {.at = t0 + 1'000'000, .device = 3, .kind = FaultKind::kLinkDegraded, .source = job},
+      {.at = t0 + 1'000'000, .device = 1, .action = FaultEvent::Action::kPowerLimit, .watts = 200, .source = job},
+      {.at = t0 + 50'000'000, .device = 4, .kind = FaultKind::kAicoreHang, .source = job}};  // after the job ends
+  ASSERT_TRUE(node->schedule_faults(timeline).ok());
+  node->scheduler().run_until(t0 + 2'000'000);
+  auto active = node->active_faults();
+  ASSERT_EQ(active.size(), 4u);
+  EXPECT_EQ(active[0].device, 1);
+  EXPECT_EQ(active[0].source, job);
+  EXPECT_EQ(active[0].since, t0 + 1'000'000);
+  EXPECT_EQ(active[3].source, "control");
+  EXPECT_EQ(node->device(1).sensors().power_limit_w, 200);
+  Nanos slow = node->fabric().transfer_time(2, 3, 64 << 20);
+
+  node->end_faults_of(job);
+  active = node->active_faults();
+  ASSERT_EQ(active.size(), 2u);  // the bad HBM page outlives the job; the hand-made storm stays
+  EXPECT_EQ(active[0].kind, FaultKind::kHbmDoubleBit);
+  EXPECT_EQ(active[1].kind, FaultKind::kEccStorm);
+  EXPECT_FALSE(node->device(1).health().active(FaultKind::kOverTemperature));
+  EXPECT_EQ(node->device(1).sensors().power_limit_w, tdp);
+  EXPECT_LT(node->fabric().transfer_time(2, 3, 64 << 20), slow);
+  node->scheduler().run_until(t0 + 60'000'000);
+  EXPECT_FALSE(node->device(4).health().hung());  // its timeline ended with it
+  ASSERT_TRUE(node->clear_faults(2).ok());
+  EXPECT_EQ(node->active_faults().size(), 1u);
+}
+
 TEST(Faults, TheWorstAlarmWins) {
   auto node = make_node();
   ASSERT_TRUE(node->inject_fault(0, FaultKind::kEccStorm).ok());
