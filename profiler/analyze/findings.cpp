@@ -202,7 +202,8 @@ void hbm_near_capacity(const Report& r, std::vector<Finding>& out) {
   const MemoryRow* fullest = nullptr;
   for (const MemoryRow& m : r.memory) {
     if (m.capacity_bytes <= 0) continue;
-    if (!fullest || m.peak_bytes * fullest->capacity_bytes > fullest->peak_bytes * m.capacity_bytes) fullest = &m;
+    auto share = [](const MemoryRow& row) { return static_cast<double>(row.peak_bytes) / static_cast<double>(row.capacity_bytes); };
+    if (!fullest || share(m) > share(*fullest)) fullest = &m;
   }
   if (!fullest) return;
   double share = static_cast<double>(fullest->peak_bytes) / static_cast<double>(fullest->capacity_bytes);

@@ -126,9 +126,10 @@ int run_health(Context& ctx, const std::vector<std::string>& args) {
   CLI::App app{"npu-smi health"};
   app.set_help_flag();
   std::string id;
-  bool json = false, help = false;
+  bool json = false, help = false, verbose = false;
   app.add_option("-i", id);
   app.add_flag("--json", json);
+  app.add_flag("-v,--verbose", verbose);
   app.add_flag("-h,--help", help);
   std::string bad;
   if (!cli::parse(app, args, bad)) return usage_error(ctx, "health: unexpected argument '" + bad + "' (see npu-smi health -h)");
@@ -147,7 +148,7 @@ int run_health(Context& ctx, const std::vector<std::string>& args) {
     }
     npu = n;
   }
-  return cmd_health(ctx, *session, npu, json);
+  return cmd_health(ctx, *session, npu, json, verbose);
 }
 
 int run_topo(Context& ctx, const std::vector<std::string>& args) {

@@ -59,8 +59,9 @@ int run_watch(Context& ctx, CLI::App& app, Opt& i, Opt& c, Opt& d, Opt& s, const
   w.timestamp = timestamp;
   char* end = nullptr;
   if (d.given()) {
-    w.delay_s = std::strtod(d.value().c_str(), &end);
-    if (d.value().empty() || *end != '\0' || !(w.delay_s >= 0.01 && w.delay_s <= 100)) return param_error(ctx, "-d", watch_help());
+    const std::string delay = d.value();  // `end` points into it: it must outlive the check
+    w.delay_s = std::strtod(delay.c_str(), &end);
+    if (delay.empty() || *end != '\0' || !(w.delay_s >= 0.01 && w.delay_s <= 100)) return param_error(ctx, "-d", watch_help());
   }
   if (s.given() && (s.value().empty() || s.value().find_first_not_of("ptaicmbnu") != std::string::npos)) {
     return param_error(ctx, "-s", watch_help());

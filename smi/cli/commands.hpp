@@ -39,7 +39,8 @@ int cmd_topo(Context& ctx, const Session& session, bool json);
 // health: exit 0 PASS, 1 WARN, 2 FAIL, 3 UNKNOWN (stale node or device without data).
 Document build_health_doc(const telemetry::Snapshot& s, const std::vector<int>& devices);
 std::string render_health_text(const Document& doc);
-int cmd_health(Context& ctx, const Session& session, std::optional<int> npu, bool json);
+// verbose: also the node's active faults (with their source and start), from its control channel.
+int cmd_health(Context& ctx, const Session& session, std::optional<int> npu, bool json, bool verbose = false);
 
 struct QueryOptions {
   std::vector<std::string> columns;  // validated column keys

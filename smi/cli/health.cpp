@@ -1,4 +1,5 @@
 // health: per-device verdicts from the passive rules in probes/, with small exit codes.
+#include <algorithm>
 #include <ostream>
 
 #include "probes/health_rules.hpp"
@@ -63,11 +64,56 @@ std::string render_health_text(const Document& doc) {
   return out;
 }
 
-int cmd_health(Context& ctx, const Session& session, std::optional<int> npu, bool json) {
+namespace {
+
+// The node's active faults (npu-emud status over the control channel) on `devices` (all when
+// empty), or why they cannot be read.
+Result<std::vector<Object>> active_faults(const Session& session, const std::vector<int>& devices) {
+  auto reply = session.client->control({{"op", "status"}});
+  if (!reply.ok()) return reply.status();
+  if (!reply->value("ok", false) || !reply->contains("faults")) {
+    return Status(Code::kUnavailable, reply->value("error", std::string("the node does not list its faults")));
+  }
+  std::vector<Object> out;
+  for (const nlohmann::json& f : (*reply)["faults"]) {
+    int d = f.value("device", -1);
+    if (d < 0 || d >= session.snapshot.device_count()) continue;
+    if (!devices.empty() && std::find(devices.begin(), devices.end(), d) == devices.end()) continue;
+    const tf::DeviceInfo& info = session.snapshot.device_info(d);
+    Object o;
+    o.add("", "npu_id", Value::integer(info.npu_id)).add("", "chip_id", Value::integer(info.chip_id));
+    o.add("", "fault", Value::str(f.value("fault", std::string())));
+    o.add("", "source", Value::str(f.value("source", std::string())));
+    o.add("", "since_s", Value::real(f.value("since_ns", 0.0) / 1e9, 3));
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::string render_faults_text(const Result<std::vector<Object>>& faults) {
+  if (!faults.ok()) return "Active faults: unavailable (" + faults.status().message() + ")\n";
+  if (faults->empty()) return "Active faults: none\n";
+  std::string out = "Active faults:\n";
+  for (const Object& f : *faults) {
+    out += "  NPU " + f.value("npu_id").text + " Chip " + f.value("chip_id").text + ": " + f.value("fault").text +
+           " since " + f.value("since_s").text + " s, from " + f.value("source").text + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmd_health(Context& ctx, const Session& session, std::optional<int> npu, bool json, bool verbose) {
   std::vector<int> devices;
   if (npu) devices = devices_of_card(session.snapshot, *npu);
   Document doc = build_health_doc(session.snapshot, devices);
-  *ctx.out << (json ? render_json(doc).dump(2) + "\n" : render_health_text(doc));
+  Result<std::vector<Object>> faults = Status::Ok();
+  if (verbose) {
+    faults = active_faults(session, devices);
+    if (faults.ok()) doc.add_list("active_faults", std::vector<Object>(*faults));
+    else doc.add("", "active_faults", Value::na());
+  }
+  *ctx.out << (json ? render_json(doc).dump(2) + "\n" : render_health_text(doc) + (verbose ? render_faults_text(faults) : ""));
   return static_cast<int>(doc.value("exit_code").data.get<int64_t>());
 }
 
