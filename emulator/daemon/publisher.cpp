@@ -321,15 +321,17 @@ void Publisher::publish_links() {
   }
 }
 
+// Every process on a device: those holding device memory and those with a context on it that
+// hold none (a compute-only job is a user of the device too), by device then pid.
 void Publisher::publish_processes() {
-  std::map<std::pair<uint32_t, int>, std::string> names;
-  for (const auto& ctx : node_.contexts()) names[{ctx->pid(), ctx->device()}] = ctx->process_name();
-  std::vector<tf::ProcessInfo> table;
+  std::map<std::pair<int, uint32_t>, std::pair<uint64_t, std::string>> users;  // (device, pid)
   for (int d = 0; d < node_.device_count(); ++d) {
-    for (const auto& [pid, bytes] : node_.device(d).memory().usage_by_pid()) {
-      auto it = names.find({pid, d});
-      table.push_back({static_cast<int32_t>(pid), d, bytes, it == names.end() ? "" : it->second});
-    }
+    for (const auto& [pid, bytes] : node_.device(d).memory().usage_by_pid()) users[{d, pid}].first = bytes;
+  }
+  for (const auto& ctx : node_.contexts()) users[{ctx->device(), ctx->pid()}].second = ctx->process_name();
+  std::vector<tf::ProcessInfo> table;
+  for (const auto& [key, use] : users) {
+    table.push_back({static_cast<int32_t>(key.second), key.first, use.first, use.second});
   }
   (void)writer_.set_processes(table);
 }

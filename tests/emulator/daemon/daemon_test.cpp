@@ -94,6 +94,26 @@ TEST(Daemon, RunsASubmittedProgramAndAccountsItsMemoryPerProcess) {
   EXPECT_TRUE(eventually([&] { return client->snapshot()->processes().empty(); }));
 }
 
+TEST(Daemon, AJobHoldingNoMemoryIsStillListedAsTheDevicesUser) {
+  ScopedNode node("nomem");
+  json program = small_program(1, 20);
+  program["ranks"][0].erase("setup");  // compute only: no device memory held
+  program["process"]["name"] = "burn";
+  json reply = node.control({{"op", "submit"}, {"program", program}});
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  auto client = node.client();
+  ASSERT_TRUE(eventually([&] {
+    auto s = client->snapshot();
+    return s.ok() && !s->processes().empty();
+  }));
+  auto procs = client->snapshot()->processes();
+  ASSERT_EQ(procs.size(), 1u);
+  EXPECT_EQ(procs[0].device, 0);
+  EXPECT_EQ(procs[0].name, "burn");
+  EXPECT_EQ(procs[0].hbm_bytes, 0u);
+  EXPECT_EQ(procs[0].pid, static_cast<int>(getpid()));
+}
+
 TEST(Daemon, BadProgramsAndRequestsGetAnErrorReplyAndTheDaemonStaysUp) {
   ScopedNode node("bad");
   json p = small_program(1, 1);

@@ -65,9 +65,10 @@ TEST(Throttle, AChipAlreadyThrottledWhenTheRecordingStartsIsReported) {
   ASSERT_EQ(j["throttling"].size(), 1u) << r.output;
   const json& p = j["throttling"][0];
   // Throttled from the recording's first moment on (the node idles at 100x between the two runs,
-  // so how far the chip cooled and its clock rose by then depends on the machine's speed).
+  // so how far the chip cooled and its clock rose by then depends on the machine's speed; on a
+  // slow build, such as the sanitizers', it may even recover before the recording ends, so
+  // whether it is still throttled at the end is not asserted).
   EXPECT_EQ(p["start_ns"], j["header"]["session_start_ns"]) << p.dump();
-  EXPECT_EQ(p["still_throttled"], true);
   EXPECT_LT(p["min_clock_mhz"].get<double>(), 1850.0) << p.dump();
   EXPECT_GE(p["min_clock_mhz"].get<double>(), kMinClockMhz);
 }
