@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ostream>
+#include <sstream>
 
 #include "smi/common/columns.hpp"
 #include "smi/cli/commands.hpp"
@@ -126,10 +127,11 @@ int run_health(Context& ctx, const std::vector<std::string>& args) {
   CLI::App app{"npu-smi health"};
   app.set_help_flag();
   std::string id;
-  bool json = false, help = false, verbose = false;
+  bool json = false, help = false, verbose = false, npd = false;
   app.add_option("-i", id);
   app.add_flag("--json", json);
   app.add_flag("-v,--verbose", verbose);
+  app.add_flag("--npd", npd);
   app.add_flag("-h,--help", help);
   std::string bad;
   if (!cli::parse(app, args, bad)) return usage_error(ctx, "health: unexpected argument '" + bad + "' (see npu-smi health -h)");
@@ -138,8 +140,11 @@ int run_health(Context& ctx, const std::vector<std::string>& args) {
     return kExitOk;
   }
   int rc = kExitOk;
-  auto session = open_session(ctx, rc);
-  if (!session) return rc;
+  std::ostringstream npd_err;
+  Context quiet = ctx;
+  if (npd) quiet.err = &npd_err;  // node-problem-detector reads one line on stdout
+  auto session = open_session(quiet, rc);
+  if (!session) return npd ? npd_unknown(*ctx.out, npd_err.str()) : rc;
   std::optional<int> npu;
   if (!id.empty()) {
     int n = -1;
@@ -148,6 +153,7 @@ int run_health(Context& ctx, const std::vector<std::string>& args) {
     }
     npu = n;
   }
+  if (npd) return npd_line(*ctx.out, session->snapshot, npu ? devices_of_card(session->snapshot, *npu) : std::vector<int>{});
   return cmd_health(ctx, *session, npu, json, verbose);
 }
 
