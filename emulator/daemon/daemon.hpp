@@ -21,6 +21,7 @@
 #include <mutex>
 #include <string>
 
+#include "emulator/daemon/accounting.hpp"
 #include "emulator/runtime/node.hpp"
 #include "emulator/runtime/program_runner.hpp"
 #include "emulator/daemon/publisher.hpp"
@@ -50,6 +51,8 @@ struct Job {
   Nanos started_ns = 0;
   Nanos finished_ns = 0;
   uint64_t peak_reserved_bytes = 0;
+  int exit_code = -1;        // 0 done, 1 failed, 2 cancelled; -1 while running
+  JobAccount account;        // accounting.hpp
   std::unique_ptr<ProgramRunner> runner;
 };
 
@@ -90,6 +93,9 @@ class Daemon {
   std::unique_ptr<Publisher> publisher_;
   std::unique_ptr<telemetry::ControlServer> server_;
   std::map<int, Job> jobs_;
+  bool accounting_scheduled_ = false;
+  // Samples every running job's account every kAccountingSampleNs of virtual time while any runs.
+  void schedule_accounting();
   int next_job_ = 1;
 
   std::mutex mu_;

@@ -1,4 +1,5 @@
 // The daemon's control requests, executed on the node thread (daemon.hpp).
+#include <algorithm>
 #include <fstream>
 
 #include "emulator/daemon/daemon.hpp"
@@ -90,6 +91,12 @@ json Daemon::submit(const tf::Request& request) {
   for (const tf::RankProgram& r : prog.ranks) devices += (devices.empty() ? "" : ",") + std::to_string(r.device);
   devices += ";allocator=" + prog.allocator + ";launch=" + prog.launch + (prog.layout.empty() ? "" : ";layout=" + prog.layout);
   publisher_->record(tf::EventType::kJobStarted, -1, j.name, {static_cast<uint64_t>(id), j.pid, 0, 0}, devices);
+  std::vector<int> used;
+  for (const tf::RankProgram& r : prog.ranks) {
+    if (std::find(used.begin(), used.end(), r.device) == used.end()) used.push_back(r.device);
+  }
+  j.account = start_account(*node_, used);
+  schedule_accounting();
   j.runner->start(
       [this, id](const StepReport& s) {
         Job& job = jobs_[id];
@@ -104,12 +111,29 @@ json Daemon::submit(const tf::Request& request) {
         done.finished_ns = node_->now();
         done.peak_reserved_bytes = done.runner->peak_reserved_bytes();
         done.state = s.ok() ? "done" : s.message() == "cancelled" ? "cancelled" : "failed";
+        done.exit_code = s.ok() ? 0 : done.state == "cancelled" ? 2 : 1;
+        sample_account(done.account, *node_);
         done.error = s.ok() ? "" : s.message();
         publisher_->record(tf::EventType::kJobFinished, -1, done.name,
                            {static_cast<uint64_t>(id), s.ok() ? 0u : static_cast<uint64_t>(s.code()), 0, 0},
                            done.error);
       });
   return {{"ok", true}, {"job", id}};
+}
+
+void Daemon::schedule_accounting() {
+  if (accounting_scheduled_) return;
+  accounting_scheduled_ = true;
+  node_->scheduler().post_callback(node_->now() + kAccountingSampleNs, [this] {
+    accounting_scheduled_ = false;
+    bool running = false;
+    for (auto& [id, job] : jobs_) {
+      if (job.state != "running") continue;
+      sample_account(job.account, *node_);
+      running = true;
+    }
+    if (running) schedule_accounting();
+  }, /*background=*/true);
 }
 
 json Daemon::job_json(const Job& job, std::size_t since_step) const {
@@ -129,6 +153,18 @@ json Daemon::job_json(const Job& job, std::size_t since_step) const {
             {"peak_reserved_bytes", job.runner ? std::max(job.peak_reserved_bytes, job.runner->peak_reserved_bytes())
                                                : job.peak_reserved_bytes}};
   if (!job.error.empty()) j["error"] = job.error;
+  j["started_ns"] = job.started_ns;
+  j["finished_ns"] = job.finished_ns ? json(job.finished_ns) : json();
+  j["exit_code"] = job.exit_code >= 0 ? json(job.exit_code) : json();
+  j["accounting"] = account_json(job.account, *node_);
+  if (job.runner) {
+    auto peaks = job.runner->device_peaks();
+    for (json& d : j["accounting"]["devices"]) {
+      auto p = peaks.find(d["device"].get<int>());
+      d["hbm_peak_allocated_bytes"] = p == peaks.end() ? 0 : p->second.allocated;
+      d["hbm_peak_reserved_bytes"] = p == peaks.end() ? 0 : p->second.reserved;
+    }
+  }
   json findings = json::array();
   if (job.runner) {
     for (const Finding& f : job.runner->findings()) {

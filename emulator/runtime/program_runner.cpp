@@ -375,7 +375,10 @@ void ProgramRunner::release() {
   if (!program_.faults.empty()) node_.end_faults_of(fault_source());
   for (Rank& r : ranks_) {
     if (r.ctx == nullptr) continue;
-    peak_reserved_ = std::max(peak_reserved_, r.ctx->allocator_stats().peak_reserved_bytes);
+    AllocatorStats st = r.ctx->allocator_stats();
+    peak_reserved_ = std::max(peak_reserved_, st.peak_reserved_bytes);
+    DevicePeak& p = peaks_[r.ctx->device()];
+    p.allocated = std::max(p.allocated, st.peak_allocated_bytes), p.reserved = std::max(p.reserved, st.peak_reserved_bytes);
     // Buffers the program never freed go back one by one, so every alloc event gets its free.
     for (const auto& [name, buffer] : r.buffers) (void)r.ctx->deallocate(buffer.ptr);
     r.buffers.clear();
@@ -388,6 +391,17 @@ int64_t ProgramRunner::steps_done() const {
   int64_t least = program_.repeat;
   for (const Rank& r : ranks_) least = std::min(least, r.step);
   return least;
+}
+
+std::map<int, ProgramRunner::DevicePeak> ProgramRunner::device_peaks() const {
+  std::map<int, DevicePeak> out = peaks_;
+  for (const Rank& r : ranks_) {
+    if (!r.ctx) continue;
+    AllocatorStats st = r.ctx->allocator_stats();
+    DevicePeak& p = out[r.ctx->device()];
+    p.allocated = std::max(p.allocated, st.peak_allocated_bytes), p.reserved = std::max(p.reserved, st.peak_reserved_bytes);
+  }
+  return out;
 }
 
 uint64_t ProgramRunner::peak_reserved_bytes() const {

@@ -65,6 +65,11 @@ class ProgramRunner {
   int64_t steps_done() const;  // steps every rank has completed
   // Peak device memory any rank's allocator held (bytes).
   uint64_t peak_reserved_bytes() const;
+  // Per device, the job's peak device memory: in use (as requested) and reserved from the device.
+  struct DevicePeak {
+    uint64_t allocated = 0, reserved = 0;
+  };
+  std::map<int, DevicePeak> device_peaks() const;
   const std::vector<Finding>& findings() const { return findings_; }
 
  private:
@@ -115,6 +120,7 @@ class ProgramRunner {
   void finish_if_done();
   void release();
   const std::string& fault_source() const { return label_; }
+  std::map<int, DevicePeak> peaks_;  // of released contexts
   std::string label_;
 
   Node& node_;

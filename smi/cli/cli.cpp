@@ -157,6 +157,32 @@ int run_health(Context& ctx, const std::vector<std::string>& args) {
   return cmd_health(ctx, *session, npu, json, verbose);
 }
 
+int run_stats(Context& ctx, const std::vector<std::string>& args) {
+  CLI::App app{"npu-smi stats"};
+  app.set_help_flag();
+  std::string job;
+  bool json = false, help = false;
+  app.add_option("--job,-j", job);
+  app.add_flag("--json", json);
+  app.add_flag("-h,--help", help);
+  std::string bad;
+  if (!cli::parse(app, args, bad)) return usage_error(ctx, "stats: unexpected argument '" + bad + "' (see npu-smi stats -h)");
+  if (help) {
+    *ctx.out << stats_help();
+    return kExitOk;
+  }
+  std::optional<int> id;
+  if (!job.empty()) {
+    int n = -1;
+    if (!cli::parse_id(job, n)) return usage_error(ctx, "stats --job: '" + job + "' is not a job id");
+    id = n;
+  }
+  int rc = kExitOk;
+  auto session = open_session(ctx, rc);
+  if (!session) return rc;
+  return cmd_stats(ctx, *session, id, json);
+}
+
 int run_topo(Context& ctx, const std::vector<std::string>& args) {
   CLI::App app{"npu-smi topo"};
   app.set_help_flag();
@@ -201,6 +227,7 @@ int dispatch(Context& ctx, int argc, const char* const* argv) {
   if (command == "clear") return cli::run_set(ctx, rest, true);
   if (command == "health") return run_health(ctx, rest);
   if (command == "topo") return run_topo(ctx, rest);
+  if (command == "stats") return run_stats(ctx, rest);
   if (command == "diag") return run_diag_command(ctx, rest);
   if (starts_with(command, "--query") || starts_with(command, "--format") || command == "--help-query" ||
       command == "-i" || command == "--id") {

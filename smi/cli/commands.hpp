@@ -39,6 +39,8 @@ int cmd_topo(Context& ctx, const Session& session, bool json);
 // health: exit 0 PASS, 1 WARN, 2 FAIL, 3 UNKNOWN (stale node or device without data).
 Document build_health_doc(const telemetry::Snapshot& s, const std::vector<int>& devices);
 std::string render_health_text(const Document& doc);
+// stats (stats.cpp): job accounting of the node's running and recent jobs (or one).
+int cmd_stats(Context& ctx, Session& session, std::optional<int> job, bool json);
 // --npd (health_npd.cpp): one line for node-problem-detector, exit 0 OK / 1 problem / 2 unknown.
 int npd_line(std::ostream& out, const telemetry::Snapshot& s, const std::vector<int>& devices);
 int npd_unknown(std::ostream& out, const std::string& why);

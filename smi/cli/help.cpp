@@ -22,6 +22,8 @@ std::string top_help() {
          "\tdiag -r 1 [-i id] [--json]\n"
          "\t              Active diagnostics in a dcgmi-style result box (exit codes as health)\n"
          "\ttopo [--json] Device link matrix (HCCS/PIX/PHB/SYS) with CPU affinity\n"
+         "\tstats [--job ID] [--json]\n"
+         "\t              Job accounting: energy, utilization, HBM peak, throttling, ECC per job\n"
          "\tinfo ... --json\n"
          "\t              Any info query as one JSON document\n"
          "\tinfo watch ... -d 0.2 --timestamp --count N --format text|csv|json\n"
@@ -119,6 +121,15 @@ std::string health_help() {
          "at most 80 characters for node-problem-detector, exit 0 OK (warnings included), 1 a chip\n"
          "FAILs, 2 unknown (no node, stale node).\n"
          "Exit: 0 all PASS, 1 WARN, 2 FAIL, 3 UNKNOWN (stale node or no data), 4 usage, 5 no node.\n";
+}
+
+std::string stats_help() {
+  return "Usage: npu-smi stats [--job ID] [--json]\n"
+         "\n"
+         "Job accounting for the node's running and recent jobs: devices, start and end (virtual\n"
+         "time), exit status, peak HBM reserved, and per chip the energy, AI Core utilization\n"
+         "(average and maximum), highest temperature, throttled time by reason and ECC errors\n"
+         "during the job.\n";
 }
 
 std::string topo_help() {

@@ -13,5 +13,6 @@ std::string set_help();
 std::string clear_help();
 std::string health_help();
 std::string topo_help();
+std::string stats_help();
 
 }  // namespace npukit::smi
