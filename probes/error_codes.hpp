@@ -7,16 +7,18 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "telemetry/fields.hpp"
+#include "telemetry/snapshot.hpp"
 
 namespace npukit::probes {
 
 struct ErrorCodeInfo {
   uint32_t code;
   telemetry::Health severity;
-  std::string_view description;
+  std::string_view description;  // "{memory}" and "{link}" stand for the chip's (error_text)
 };
 
 inline constexpr uint32_t kErrorTemperatureHigh = 0x80E18401;
@@ -31,5 +33,8 @@ inline constexpr uint32_t kErrorDeviceLost = 0xFFFFFFFF;
 std::span<const ErrorCodeInfo> error_codes();
 // nullptr for a code outside the catalog.
 const ErrorCodeInfo* find_error_code(uint32_t code);
+// The code's text for this chip: its memory (HBM, or DDR on a 310P) and links (HCCS, or PCIe on
+// a PCIe-only node) named; "" outside the catalog.
+std::string error_text(uint32_t code, const telemetry::Snapshot& s, int device);
 
 }  // namespace npukit::probes

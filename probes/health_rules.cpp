@@ -41,11 +41,11 @@ void heartbeat(const RuleContext& c, std::vector<Check>& out) {
   }
 }
 
-std::string code_text(uint64_t code) {
+std::string code_text(uint64_t code, const tf::Snapshot& s, int device) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "0x%08" PRIX64, code);
-  const ErrorCodeInfo* info = find_error_code(static_cast<uint32_t>(code));
-  return info != nullptr ? std::string(buf) + " " + std::string(info->description) : std::string(buf);
+  std::string text = error_text(static_cast<uint32_t>(code), s, device);
+  return text.empty() ? std::string(buf) : std::string(buf) + " " + text;
 }
 
 void device_health(const RuleContext& c, std::vector<Check>& out) {
@@ -54,7 +54,7 @@ void device_health(const RuleContext& c, std::vector<Check>& out) {
   auto health = static_cast<tf::Health>(h.as_u64());
   tf::Sample code = c.snapshot.device(c.device, fid::kErrorCode);
   std::string why = std::string("device reports ") + tf::health_name(health);
-  if (code.ok() && code.as_u64() != 0) why += " (" + code_text(code.as_u64()) + ")";
+  if (code.ok() && code.as_u64() != 0) why += " (" + code_text(code.as_u64(), c.snapshot, c.device) + ")";
   Verdict v = health == tf::Health::kOk ? Verdict::kPass : health == tf::Health::kWarning ? Verdict::kWarn : Verdict::kFail;
   out.push_back(make("device_health", v, why, static_cast<double>(h.as_u64()), 0.0));
 }
@@ -166,7 +166,7 @@ void aicore_hang(const RuleContext& c, std::vector<Check>& out) {
   tf::Sample code = c.snapshot.device(c.device, fid::kErrorCode);
   if (!code.ok()) return;
   if (code.as_u64() == kErrorAicoreTimeout) {
-    out.push_back(make("aicore_hang", Verdict::kFail, "AI Core task timed out (" + code_text(code.as_u64()) + "); reset the device"));
+    out.push_back(make("aicore_hang", Verdict::kFail, "AI Core task timed out (" + code_text(code.as_u64(), c.snapshot, c.device) + "); reset the device"));
   } else {
     out.push_back(make("aicore_hang", Verdict::kPass, "no AI Core task timeout reported"));
   }

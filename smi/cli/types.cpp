@@ -84,8 +84,8 @@ Value error_code_list(const tf::Snapshot& s, int d) {
 Value error_information(const tf::Snapshot& s, int d) {
   tf::Sample code = s.device(d, fid::kErrorCode);
   if (!code.ok() || code.as_u64() == 0) return Value::pair(nlohmann::json::array(), "NA");
-  const probes::ErrorCodeInfo* info = probes::find_error_code(static_cast<uint32_t>(code.as_u64()));
-  std::string text = info != nullptr ? std::string(info->description) : std::to_string(code.as_u64());
+  std::string text = probes::error_text(static_cast<uint32_t>(code.as_u64()), s, d);
+  if (text.empty()) text = std::to_string(code.as_u64());
   return Value::pair(nlohmann::json::array({text}), text);
 }
 

@@ -51,5 +51,32 @@ TEST(Versions, NpuSmiReportsItsDriversVersionPerChipSpec) {
   }
 }
 
+// Fault texts name the memory and links the chip has: DDR and PCIe on a 310P node, HBM and
+// HCCS on a 910B2 node.
+TEST(FaultTexts, NameTheChipsMemoryAndLinks) {
+  struct Case {
+    const char* spec;
+    const char* npu_chip;  // -i N -c C of device 2
+    const char* memory;
+    const char* link;
+  };
+  for (const Case& c : {Case{"4x310P3", "-i 1 -c 0", "DDR", "PCIe"}, Case{"8x910B2", "-i 2 -c 0", "HBM", "HCCS"}}) {
+    ScopedNode node(std::string("texts-") + c.spec, std::string("--spec ") + c.spec);
+    ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 2 --fault hbm-double-bit").exit_code, 0);
+    std::string want = std::string("uncorrectable ") + c.memory + " ECC error, page isolated";
+    ASSERT_TRUE(eventually([&] {
+      return run_command(bin("smi/npu-smi") + " info -t health " + c.npu_chip + " --node-name " + node.name()).output.find(want) !=
+             std::string::npos;
+    })) << c.spec;
+    EXPECT_NE(run_command(bin("smi/npu-smi") + " health --node-name " + node.name()).output.find(want), std::string::npos);
+    ASSERT_EQ(run_command(emud() + " clear --node-name " + node.name() + " --device 2").exit_code, 0);
+    ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 2 --fault link-down").exit_code, 0);
+    std::string link = std::string(c.link) + " link down";
+    EXPECT_TRUE(eventually([&] {
+      return run_command(bin("smi/npu-smi") + " health --node-name " + node.name()).output.find(link) != std::string::npos;
+    })) << c.spec << ": " << run_command(bin("smi/npu-smi") + " health --node-name " + node.name()).output;
+  }
+}
+
 }  // namespace
 }  // namespace npukit::testing
