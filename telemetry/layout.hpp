@@ -32,7 +32,7 @@
 namespace npukit::telemetry::detail {
 
 inline constexpr uint64_t kMagic = 0x47455354494b504eull;  // "NPKITSEG" little-endian
-inline constexpr uint32_t kAbiVersion = 1;
+inline constexpr uint32_t kAbiVersion = 2;  // 2: board identity in DeviceInfoBlock
 inline constexpr uint32_t kStateLive = 1;
 inline constexpr uint32_t kStateClosed = 2;
 inline constexpr std::size_t kEventRecordWords = 8;
@@ -97,6 +97,11 @@ struct DeviceInfoBlock {
   char serial_number[32];
   char firmware_version[32];
   char smi_layout[16];
+  char chip_version[16];
+  char board_id[16];
+  char pcb_id[16];
+  char bom_id[16];
+  char die_id[48];
 };
 
 struct LinkInfoBlock {

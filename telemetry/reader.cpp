@@ -144,7 +144,9 @@ void Reader::load_identity() {
                            fixed(d->chip_name, sizeof d->chip_name), fixed(d->chip_type, sizeof d->chip_type),
                            fixed(d->bus_id, sizeof d->bus_id), fixed(d->serial_number, sizeof d->serial_number),
                            fixed(d->firmware_version, sizeof d->firmware_version),
-                           fixed(d->smi_layout, sizeof d->smi_layout)});
+                           fixed(d->smi_layout, sizeof d->smi_layout), fixed(d->chip_version, sizeof d->chip_version),
+                           fixed(d->board_id, sizeof d->board_id), fixed(d->pcb_id, sizeof d->pcb_id),
+                           fixed(d->bom_id, sizeof d->bom_id), fixed(d->die_id, sizeof d->die_id)});
   }
   for (uint32_t i = 0; i < view_.caps.links; ++i) {
     const detail::LinkInfoBlock* l = view_.link_info(i);

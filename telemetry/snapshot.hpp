@@ -53,6 +53,11 @@ struct DeviceInfo {
   std::string serial_number;     // <= 31
   std::string firmware_version;  // <= 31
   std::string smi_layout;        // "hbm" or "classic", <= 15
+  std::string chip_version;      // e.g. "V1", <= 15 ("NA" when the part has none)
+  std::string board_id;          // e.g. "0x65", <= 15
+  std::string pcb_id;            // <= 15
+  std::string bom_id;            // <= 15
+  std::string die_id;            // VDie ID: 5 groups of 8 hex digits, unique per chip, <= 47
 };
 
 struct LinkInfo {

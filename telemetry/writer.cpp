@@ -38,7 +38,12 @@ Status copy_fixed(char (&dst)[N], const std::string& s, const std::string& what)
 
 Status encode_device(const DeviceInfo& d, const std::string& at, detail::DeviceInfoBlock* b) {
   *b = {d.npu_id, d.chip_id, d.logic_id, d.phy_id, d.aicore_count, d.aicpu_count, {}, {}, {}, {},
-        {}, {}, {}};
+        {}, {}, {}, {}, {}, {}, {}, {}};
+  NPUKIT_RETURN_IF_ERROR(copy_fixed(b->chip_version, d.chip_version, at + " chip_version"));
+  NPUKIT_RETURN_IF_ERROR(copy_fixed(b->board_id, d.board_id, at + " board_id"));
+  NPUKIT_RETURN_IF_ERROR(copy_fixed(b->pcb_id, d.pcb_id, at + " pcb_id"));
+  NPUKIT_RETURN_IF_ERROR(copy_fixed(b->bom_id, d.bom_id, at + " bom_id"));
+  NPUKIT_RETURN_IF_ERROR(copy_fixed(b->die_id, d.die_id, at + " die_id"));
   NPUKIT_RETURN_IF_ERROR(copy_fixed(b->name, d.name, at + " name"));
   NPUKIT_RETURN_IF_ERROR(copy_fixed(b->chip_name, d.chip_name, at + " chip_name"));
   NPUKIT_RETURN_IF_ERROR(copy_fixed(b->chip_type, d.chip_type, at + " chip_type"));

@@ -1,5 +1,6 @@
 #include "emulator/daemon/publisher.hpp"
 
+#include <cstdio>
 #include <map>
 
 #include "emulator/fabric/collectives.hpp"
@@ -25,6 +26,23 @@ uint8_t hccl_dtype(DType t) {
     case DType::kBool: return tf::hccl_dtype::kUint8;
   }
   return tf::hccl_dtype::kNotApplicable;
+}
+
+// A chip's VDie ID: five groups of 8 hex digits, unique per chip and the same every time the
+// same node (name and spec) starts, as a cluster manager that builds device ids from it expects.
+std::string die_id(const std::string& node_name, const std::string& spec, int device) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over "node/spec/device"
+  for (char c : node_name + "/" + spec + "/" + std::to_string(device)) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  std::string out;
+  for (int group = 0; group < 5; ++group) {
+    h += 0x9E3779B97F4A7C15ull;  // splitmix64 step
+    uint64_t z = h;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull, z = (z ^ (z >> 27)) * 0x94D049BB133111EBull, z ^= z >> 31;
+    char buf[10];
+    std::snprintf(buf, sizeof buf, "%08X", static_cast<unsigned>(z >> 32));
+    out += (group ? " " : "") + std::string(buf);
+  }
+  return out;
 }
 
 std::string link_kind(LinkKind k) {
@@ -72,6 +90,8 @@ tf::WriterOptions writer_options_for(const Node& node, const std::string& node_n
     info.serial_number = "NPUKIT" + spec.name.substr(0, 6) + std::to_string(1000 + i);
     info.firmware_version = d.firmware_version;
     info.smi_layout = d.smi_layout;
+    info.chip_version = d.chip_version, info.board_id = d.board_id, info.pcb_id = d.pcb_id, info.bom_id = d.bom_id;
+    info.die_id = die_id(node_name, spec.name, i);
     o.devices.push_back(std::move(info));
   }
   for (int id : published_links(node)) {

@@ -48,6 +48,10 @@ void read_identity(FieldReader& r, DeviceSpec& d) {
   d.chips_per_card = static_cast<int>(r.integer("chips_per_card"));
   r.check_range("chips_per_card", d.chips_per_card, 1, 4);
   d.firmware_version = r.string("versions.firmware");
+  d.chip_version = r.string_or("board.chip_version", "NA");
+  d.board_id = r.string_or("board.board_id", "NA");
+  d.pcb_id = r.string_or("board.pcb_id", "NA");
+  d.bom_id = r.string_or("board.bom_id", "NA");
   d.driver_version = r.string("versions.driver");
 }
 

@@ -95,6 +95,8 @@ struct DeviceSpec {
   PowerSpec power;
   ThermalSpec thermal;
   std::string firmware_version;
+  // Board identity npu-smi -t board prints ("NA" where the part has none).
+  std::string chip_version, board_id, pcb_id, bom_id;
   std::string driver_version;
   std::map<std::string, std::string> sources;  // field -> where the figure comes from
 };

@@ -17,6 +17,9 @@ constexpr std::string_view kTypes[] = {"board",  "common", "usages", "health", "
                                        "ecc",    "proc-mem", "product", "sensors", "topo", "phyid-remap"};
 
 bool hbm_layout(const tf::Snapshot& s, int d) { return s.device_info(d).smi_layout != "classic"; }
+// An identity string, NA (null in JSON) where the part has none.
+Value id_value(const std::string& text) { return text.empty() || text == "NA" ? Value::na() : Value::str(text); }
+
 bool is_310p(const tf::Snapshot& s, int d) { return s.device_info(d).chip_type == "Ascend310P"; }
 
 // A value npu-smi prints as a constant because the chip has no such unit (910B: no DDR).
@@ -239,7 +242,8 @@ Object board_card(const tf::Snapshot& s, int npu) {
   o.add("Software Version", "software_version", Value::str(s.node().driver_version));
   o.add("Firmware Version", "firmware_version", Value::str(info.firmware_version));
   o.add("Compatibility", "compatibility", Value::str("OK"));
-  o.add("Board ID", "board_id", Value::na()).add("PCB ID", "pcb_id", Value::na()).add("BOM ID", "bom_id", Value::na());
+  o.add("Board ID", "board_id", id_value(info.board_id)).add("PCB ID", "pcb_id", id_value(info.pcb_id));
+  o.add("BOM ID", "bom_id", id_value(info.bom_id));
   o.add("PCIe Bus Info", "bus_id", Value::str(info.bus_id));
   o.add("Slot ID", "slot_id", Value::integer(npu)).add("Class ID", "class_id", Value::na());
   o.add("PCI Vendor ID", "pci_vendor_id", Value::na()).add("PCI Device ID", "pci_device_id", Value::na());
@@ -257,9 +261,9 @@ Object board_chip(const tf::Snapshot& s, int d) {
   std::string family = info.chip_type.substr(0, info.chip_type.find_first_of("0123456789"));
   o.add("Chip Type", "chip_type", Value::pair(info.chip_type, family));
   o.add("Chip Name", "chip_name", Value::str(info.chip_name));
-  o.add("Chip Version", "chip_version", Value::na()).add("Board ID", "board_id", Value::na());
-  if (!is_310p(s, d)) o.add("PCB ID", "pcb_id", Value::na()).add("BOM ID", "bom_id", Value::na());
-  o.add(hbm_layout(s, d) ? "VDie ID" : "Die ID", "die_id", Value::na());
+  o.add("Chip Version", "chip_version", id_value(info.chip_version)).add("Board ID", "board_id", id_value(info.board_id));
+  if (!is_310p(s, d)) o.add("PCB ID", "pcb_id", id_value(info.pcb_id)).add("BOM ID", "bom_id", id_value(info.bom_id));
+  o.add(hbm_layout(s, d) ? "VDie ID" : "Die ID", "die_id", id_value(info.die_id));
   o.add("Chip Position ID", "chip_position_id", Value::integer(info.chip_id));
   o.add("PCIe Bus Info", "bus_id", Value::str(info.bus_id));
   o.add("Firmware Version", "firmware_version", Value::str(info.firmware_version));

@@ -58,7 +58,9 @@ json device_json(const tf::DeviceInfo& d) {
           {"phy_id", d.phy_id},       {"aicore_count", d.aicore_count}, {"aicpu_count", d.aicpu_count},
           {"name", d.name},           {"chip_name", d.chip_name},     {"chip_type", d.chip_type},
           {"bus_id", d.bus_id},       {"serial_number", d.serial_number},
-          {"firmware_version", d.firmware_version}, {"smi_layout", d.smi_layout}};
+          {"firmware_version", d.firmware_version}, {"smi_layout", d.smi_layout},
+          {"chip_version", d.chip_version},   {"board_id", d.board_id},     {"pcb_id", d.pcb_id},
+          {"bom_id", d.bom_id},               {"die_id", d.die_id}};
 }
 
 tf::DeviceInfo device_from_json(const json& j) {
@@ -69,6 +71,9 @@ tf::DeviceInfo device_from_json(const json& j) {
   j.at("chip_type").get_to(d.chip_type), j.at("bus_id").get_to(d.bus_id);
   j.at("serial_number").get_to(d.serial_number), j.at("firmware_version").get_to(d.firmware_version);
   j.at("smi_layout").get_to(d.smi_layout);
+  // Board identity: recordings made before it was on the bus have none.
+  d.chip_version = j.value("chip_version", "NA"), d.board_id = j.value("board_id", "NA"), d.pcb_id = j.value("pcb_id", "NA");
+  d.bom_id = j.value("bom_id", "NA"), d.die_id = j.value("die_id", "NA");
   return d;
 }
 

@@ -4,6 +4,10 @@
 // not exist). Versions follow the chip spec: npu-smi reports its driver package's version.
 #include <gtest/gtest.h>
 
+#include <set>
+
+#include <nlohmann/json.hpp>
+
 #include "tests/daemon_util.hpp"
 
 namespace npukit::testing {
@@ -49,6 +53,37 @@ TEST(Versions, NpuSmiReportsItsDriversVersionPerChipSpec) {
     EXPECT_NE(info.output.find(std::string("| npu-smi ") + version + " "), std::string::npos) << info.output.substr(0, 300);
     EXPECT_NE(info.output.find(std::string("Version: ") + version + " "), std::string::npos) << info.output.substr(0, 300);
   }
+}
+
+// Board identity: every field real npu-smi fills has a value; VDie IDs are unique per chip and
+// the same after the node restarts under the same name and spec.
+TEST(Identity, VDieIdsAreUniqueAndStableAndBoardFieldsFilled) {
+  auto die_ids = [](const std::string& name) {
+    std::vector<std::string> ids;
+    for (int npu = 0; npu < 8; ++npu) {
+      auto r = run_command(bin("smi/npu-smi") + " info -t board -i " + std::to_string(npu) + " -c 0 --json --node-name " + name);
+      nlohmann::json j = nlohmann::json::parse(r.output, nullptr, false);
+      EXPECT_TRUE(j.is_object()) << r.output;
+      if (!j.is_object()) return ids;
+      for (const char* key : {"chip_version", "board_id", "pcb_id", "bom_id", "die_id"}) {
+        EXPECT_TRUE(j[key].is_string()) << key << ": " << r.output;
+      }
+      ids.push_back(j.value("die_id", std::string()));
+    }
+    return ids;
+  };
+  std::vector<std::string> first;
+  {
+    ScopedNode node("ident");
+    first = die_ids(node.name());
+    ASSERT_EQ(first.size(), 8u);
+    EXPECT_EQ(std::set<std::string>(first.begin(), first.end()).size(), 8u) << "unique per chip";
+    EXPECT_EQ(first[0].size(), 44u) << first[0];  // 5 groups of 8 hex digits
+    ScopedNode other("ident-other");
+    EXPECT_NE(die_ids(other.name())[0], first[0]) << "another node's chip 0 is another chip";
+  }
+  ScopedNode again("ident");  // the same name: the same node restarted
+  EXPECT_EQ(die_ids(again.name()), first);
 }
 
 // Fault texts name the memory and links the chip has: DDR and PCIe on a 310P node, HBM and
