@@ -5,6 +5,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,48 @@ TEST(ExporterDeploy, AlertRulesCoverTemperatureThrottlingEccHealthAndStaleNodes)
   for (const char* alert : {"NpuTemperatureHigh", "NpuThrottling", "NpuEccDoubleBitErrors", "NpuUnhealthy", "NpuNodeDown"}) {
     EXPECT_NE(rules.find("alert: " + std::string(alert)), std::string::npos) << alert;
   }
+}
+
+// Every alert rule has a panel: each metric an alert's expression reads is drawn by some panel
+// (`up` for the exporter targets included). The ECC panel draws the single-bit rate as its own
+// query: joined to the double-bit counter with `or`, PromQL would drop it wherever a double-bit
+// series with the same labels exists, which is every chip.
+TEST(ExporterDeploy, EveryAlertRuleHasAPanelAndTheEccPanelShowsSingleBitRates) {
+  nlohmann::json dash = nlohmann::json::parse(read_file("deploy/grafana/npukit-dashboard.json"));
+  std::vector<std::string> exprs;
+  for (const auto& panel : dash.at("panels")) {
+    for (const auto& target : panel.at("targets")) exprs.push_back(target.at("expr").get<std::string>());
+  }
+  auto drawn = [&](const std::string& metric) {
+    static const std::regex word_end("[a-z0-9_]");
+    for (const std::string& e : exprs) {
+      for (std::size_t at = e.find(metric); at != std::string::npos; at = e.find(metric, at + 1)) {
+        bool starts = at == 0 || !std::regex_match(std::string(1, e[at - 1]), word_end);
+        bool ends = at + metric.size() == e.size() || !std::regex_match(std::string(1, e[at + metric.size()]), word_end);
+        if (starts && ends) return true;
+      }
+    }
+    return false;
+  };
+  std::string rules = read_file("deploy/prometheus/npu-alerts.yml");
+  static const std::regex rule(R"(- alert: (\w+)\s+expr: ([^\n]+))");
+  int alerts = 0;
+  for (auto it = std::sregex_iterator(rules.begin(), rules.end(), rule); it != std::sregex_iterator(); ++it, ++alerts) {
+    std::string name = (*it)[1], expr = (*it)[2];
+    std::set<std::string> metrics = metric_names_in(expr);
+    if (expr.find("up{") != std::string::npos) metrics.insert("up");
+    EXPECT_FALSE(metrics.empty()) << name;
+    for (const std::string& m : metrics) EXPECT_TRUE(drawn(m)) << "alert " << name << " reads " << m << ", which no panel draws";
+  }
+  EXPECT_GE(alerts, 10);
+  bool single_bit_rate = false;
+  for (const std::string& e : exprs) {
+    if (e.rfind("rate(npu_ecc_single_bit_errors_total", 0) == 0) single_bit_rate = true;
+    if (e.find("npu_ecc_single_bit_errors_total") != std::string::npos) {
+      EXPECT_EQ(e.find(" or "), std::string::npos) << e;
+    }
+  }
+  EXPECT_TRUE(single_bit_rate);
 }
 
 }  // namespace
