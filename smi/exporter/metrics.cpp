@@ -57,7 +57,12 @@ std::size_t ns_unit(std::string_view name) {
 }
 
 Labels device_labels(const tf::DeviceInfo& d) {
-  return {{"id", std::to_string(d.logic_id)}, {"model_name", d.name}, {"pcie_bus_info", d.bus_id}};
+  // id is the chip's logic id (MindX's); npu_id and chip_id are the ids npu-smi's -i and -c take
+  // (they differ on multi-chip cards, 310P); vdie_id is MindX's older per-chip unique id.
+  Labels l = {{"id", std::to_string(d.logic_id)}, {"model_name", d.name}, {"pcie_bus_info", d.bus_id},
+              {"npu_id", std::to_string(d.npu_id)}, {"chip_id", std::to_string(d.chip_id)}};
+  if (!d.die_id.empty() && d.die_id != "NA") l.push_back({"vdie_id", d.die_id});
+  return l;
 }
 
 const char* type_of(const tf::FieldDef& f) { return f.kind == tf::FieldKind::kCounter ? "counter" : "gauge"; }

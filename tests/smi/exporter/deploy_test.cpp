@@ -54,7 +54,11 @@ std::set<std::string> served_families() {
 std::set<std::string> metric_names_in(const std::string& text) {
   static const std::regex name(R"(\b(?:npu|machine)_[a-z0-9_]+)");
   std::set<std::string> out;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator(); ++it) out.insert(it->str());
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator(); ++it) {
+    std::size_t at = static_cast<std::size_t>(it->position());
+    if (at >= 7 && text.compare(at - 7, 7, "labels.") == 0) continue;  // a label in a template, not a metric
+    out.insert(it->str());
+  }
   return out;
 }
 

@@ -28,8 +28,8 @@ const std::string kExporter = std::string(NPUKIT_BUILD_DIR) + "/smi/npu-exporter
 
 struct Node {
   std::string name;
-  explicit Node(const std::string& tag) : name("x" + std::to_string(getpid()) + "-" + tag) {
-    Cmd r = run_command(kEmud + " start --node-name " + name);
+  explicit Node(const std::string& tag, const std::string& spec = "8x910B2") : name("x" + std::to_string(getpid()) + "-" + tag) {
+    Cmd r = run_command(kEmud + " start --node-name " + name + " --spec " + spec);
     EXPECT_EQ(r.exit_code, 0) << r.output;
   }
   ~Node() { run_command(kEmud + " stop --node-name " + name); }
@@ -230,4 +230,20 @@ TEST(ExporterE2E, PromtoolAcceptsARealNodesExposition) {
 }
 
 }  // namespace
+// One numbering: every chip series carries the ids npu-smi takes (-i card, -c chip) beside the
+// logic id, so an alert's suggested command works on multi-chip cards (310P: chip 5 is card 2,
+// chip 1), and a VDie id unique per chip.
+TEST(ExporterE2E, ChipSeriesCarryNpuSmisCardAndChipIds) {
+  Node node("ids", "4x310P3");
+  ExporterProcess exporter(node.name);
+  std::string text = exporter.scrape();
+  std::size_t at = text.find("npu_chip_info_health_status{id=\"5\",");
+  ASSERT_NE(at, std::string::npos) << text.substr(0, 2000);
+  std::string line = text.substr(at, text.find('\n', at) - at);
+  EXPECT_NE(line.find("npu_id=\"2\",chip_id=\"1\""), std::string::npos) << line;
+  EXPECT_NE(line.find("vdie_id=\""), std::string::npos) << line;
+  Cmd health = run_command("NPU_NODE=" + node.name + " " + std::string(NPUKIT_BUILD_DIR) + "/smi/npu-smi info -t health -i 2 -c 1");
+  EXPECT_EQ(health.exit_code, 0) << health.output;  // the command the alert suggests for it
+}
+
 }  // namespace npukit::smi::exporter

@@ -23,7 +23,8 @@ std::string scrape_bus(const std::shared_ptr<tf::InProcessBus>& bus, const std::
 TEST(ExporterMetrics, MindxNamesCarryIdModelAndBusLabels) {
   auto bus = make_node("exp-mindx");
   std::string text = scrape_bus(bus, "exp-mindx");
-  EXPECT_NE(text.find("npu_chip_info_temperature{id=\"1\",model_name=\"910B2\",pcie_bus_info=\"0000:51:00.0\"} 51\n"),
+  EXPECT_NE(text.find("npu_chip_info_temperature{id=\"1\",model_name=\"910B2\",pcie_bus_info=\"0000:51:00.0\",npu_id=\"1\","
+                      "chip_id=\"0\"} 51\n"),
             std::string::npos) << text;
   EXPECT_EQ(value_of(text, "npu_chip_info_hbm_used_memory", "id=\"0\""), 3072);    // MB
   EXPECT_EQ(value_of(text, "npu_chip_info_hbm_total_memory", "id=\"0\""), 65536);
