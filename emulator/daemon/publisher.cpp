@@ -286,6 +286,9 @@ void set_sensors(tf::Writer::Update& u, const Device& dev) {
   } else {
     u.set(tf::fid::kPowerWatts, s.power_w).set(tf::fid::kTemperatureCelsius, s.temperature_c);
     u.set(tf::fid::kHbmTemperatureCelsius, s.hbm_temperature_c);
+    // A chip without a power reading (310P: npu-smi shows NA) has none on the bus, so every
+    // reader agrees: NA in text, null in JSON, no exporter series.
+    if (!spec.power.reported) u.set_status(tf::fid::kPowerWatts, tf::SampleStatus::kNotSupported);
   }
   u.set(tf::fid::kPowerLimitWatts, s.power_limit_w).set(tf::fid::kEnergyJoulesTotal, dev.counters().energy_j);
   u.set_status(tf::fid::kVoltageVolts, tf::SampleStatus::kNotSupported);

@@ -117,6 +117,7 @@ void read_memory_and_io(FieldReader& r, DeviceSpec& d) {
 void read_power_thermal(FieldReader& r, DeviceSpec& d) {
   d.power.tdp_w = r.number("power.tdp_w");
   d.power.idle_w = r.number("power.idle_w");
+  if (const auto* reported = r.find("power.reported")) d.power.reported = !reported->is_boolean() || reported->get<bool>();
   if (r.ok() && !(d.power.idle_w > 0 && d.power.idle_w < d.power.tdp_w)) {
     r.fail("power.idle_w", "expected 0 < idle_w < tdp_w");
   }

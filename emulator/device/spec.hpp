@@ -65,6 +65,7 @@ struct RuntimeCostSpec {
 struct PowerSpec {
   double tdp_w = 0;
   double idle_w = 0;
+  bool reported = true;  // false: the chip reports no power reading (310P), so the bus has none
 };
 
 struct ThermalSpec {

@@ -152,7 +152,14 @@ int cmd_info_type(Context& ctx, const Session& session, const TypeQuery& q, bool
   if (q.type == "topo") return cmd_topo(ctx, session, json);
   TypeDoc t = build_type_doc(session.snapshot, q);
   if (t.unsupported) {
-    *ctx.out << "This device does not support querying " << q.type << ".\n";
+    std::string message = "This device does not support querying " + q.type + ".";
+    if (json) {  // --json answers in JSON on every type and chip
+      nlohmann::json j = {{"npu_id", q.npu}, {"type", q.type}, {"supported", false}, {"message", message}};
+      if (q.chip) j["chip_id"] = *q.chip;
+      *ctx.out << j.dump(2) << "\n";
+    } else {
+      *ctx.out << message << "\n";
+    }
     return kExitOk;  // npu-smi turns "not supported" into success for info queries
   }
   if (json) {

@@ -149,13 +149,13 @@ std::string render_classic(const Document& doc) {
   out += "| NPU     Name                  | Health          | Power(W)     Temp(C)           Hugepages-Usage(page) |\n";
   out += "| Chip    Device                | Bus-Id          | AICore(%)    Memory-Usage(MB)                        |\n";
   out += kClassicDouble;
-  bool power_na = doc.value("chip_type").text == "Ascend310P";  // npu-smi prints NA on 310P
   for (const Object& card : doc.list("cards")) {
     int npu = static_cast<int>(card.value("npu_id").data.get<int64_t>());
     const auto& chips = card.list("chips");
     for (std::size_t i = 0; i < chips.size(); ++i) {
       if (i > 0) out += kClassicJoints;
-      out += row_classic(chips[i], npu, power_na || chips[i].value(key_of(fid::kPowerWatts)).is_na());
+      // A chip without a power reading (310P) has none on the bus: NA, as npu-smi prints.
+      out += row_classic(chips[i], npu, chips[i].value(key_of(fid::kPowerWatts)).is_na());
     }
     out += kClassicDouble;
   }

@@ -86,6 +86,25 @@ TEST(Identity, VDieIdsAreUniqueAndStableAndBoardFieldsFilled) {
   EXPECT_EQ(die_ids(again.name()), first);
 }
 
+// A 310P chip reports no power reading: NA in every text, null in JSON, and -t power --json is
+// JSON too (it used to print the text sentence).
+TEST(PowerNa, A310PReportsNoPowerAnywhere) {
+  ScopedNode node("power-na", "--spec 4x310P3");
+  std::string smi = bin("smi/npu-smi");
+  std::string n = " --node-name " + node.name();
+  ASSERT_TRUE(eventually([&] { return run_command(smi + " info --json" + n).exit_code == 0; }));
+  nlohmann::json info = nlohmann::json::parse(run_command(smi + " info --json" + n).output, nullptr, false);
+  ASSERT_TRUE(info.is_object());
+  std::string dump = info.dump();
+  EXPECT_NE(dump.find("\"npu_power_watts\":null"), std::string::npos) << dump.substr(0, 600);
+  EXPECT_EQ(dump.find("\"npu_power_watts\":1"), std::string::npos);
+  nlohmann::json power = nlohmann::json::parse(run_command(smi + " info -t power -i 0 -c 0 --json" + n).output, nullptr, false);
+  ASSERT_TRUE(power.is_object());
+  EXPECT_EQ(power["supported"], false);
+  auto top = run_command(bin("smi/npu-top") + n + " --frames 1 --ascii --size 120x30");
+  EXPECT_NE(top.output.find("NA/72W"), std::string::npos) << top.output;
+}
+
 // Fault texts name the memory and links the chip has: DDR and PCIe on a 310P node, HBM and
 // HCCS on a 910B2 node.
 TEST(FaultTexts, NameTheChipsMemoryAndLinks) {
