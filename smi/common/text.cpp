@@ -18,6 +18,14 @@ std::string strprintf(const char* format, ...) {
   return out;
 }
 
+std::string chip_label(int npu_id, int chip_id, bool multi_chip) {
+  return "NPU " + std::to_string(npu_id) + (multi_chip ? " Chip " + std::to_string(chip_id) : "");
+}
+
+std::string chip_short_label(int npu_id, int chip_id, bool multi_chip) {
+  return std::to_string(npu_id) + (multi_chip ? "-" + std::to_string(chip_id) : "");
+}
+
 std::string error_code_text(uint64_t code) {
   return strprintf("0x%08llX", static_cast<unsigned long long>(code));
 }

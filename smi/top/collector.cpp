@@ -17,7 +17,12 @@ uint64_t monotonic_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-std::string device_name(int device) { return device < 0 ? "node" : "NPU " + std::to_string(device); }
+// npu-smi's name of a chip ("NPU 2 Chip 1" on a 310P node), "node" for node-level events.
+std::string device_name(const tf::Snapshot& s, int device) {
+  if (device < 0 || device >= s.device_count()) return device < 0 ? "node" : "NPU " + std::to_string(device);
+  const tf::DeviceInfo& info = s.device_info(device);
+  return smi::chip_label(info.npu_id, info.chip_id, s.node().card_count < s.device_count());
+}
 
 float as_float(const tf::Sample& s) {
   auto v = s.number();
@@ -50,14 +55,14 @@ constexpr int kMaxBatchesPerTick = 8;
 void state_alarms(const tf::Snapshot& s, int d, std::vector<Alarm>& out) {
   tf::Health h = s.health(d);
   if (h != tf::Health::kOk) {
-    std::string text = device_name(d) + " " + tf::health_name(h);
+    std::string text = device_name(s, d) + " " + tf::health_name(h);
     tf::Sample code = s.device(d, tf::fid::kErrorCode);
     if (code.ok() && code.as_u64() != 0) text += " " + smi::error_code_text(code.as_u64());
     out.push_back({h == tf::Health::kWarning ? Severity::kWarning : Severity::kCritical, d, text});
   }
   tf::Sample throttle = s.device(d, tf::fid::kThrottleReasons);
   if (throttle.ok() && throttle.as_u64() != 0) {
-    std::string text = device_name(d) + " throttled (" + throttle_text(throttle.as_u64()) + ")";
+    std::string text = device_name(s, d) + " throttled (" + throttle_text(throttle.as_u64()) + ")";
     tf::Sample clock = s.device(d, tf::fid::kAicoreClockMhz);
     tf::Sample max = s.device(d, tf::fid::kAicoreClockMaxMhz);
     if (clock.ok() && max.ok()) {
@@ -137,17 +142,17 @@ void Collector::read_events(Frame& f) {
       ReceivedEvent r{ev, "", ""};
       r.name = resolve(*cursor_, ev.name_id);
       r.aux = resolve(*cursor_, ev.aux_id);
-      remember(r);
+      remember(f.snapshot, r);
       f.new_events.push_back(std::move(r));
     }
     if (batch.events.size() < kEventBatch) break;
   }
 }
 
-void Collector::remember(const ReceivedEvent& r) {
+void Collector::remember(const tf::Snapshot& s, const ReceivedEvent& r) {
   using E = tf::EventType;
   const tf::Event& e = r.event;
-  std::string dev = device_name(e.device);
+  std::string dev = device_name(s, e.device);
   auto note = [&](uint64_t kind, const std::string& name, Severity sev, std::string text, uint64_t add) {
     RecentEvent& slot = recent_[{static_cast<int>(e.type), e.device, kind, name}];
     slot.severity = sev;
@@ -189,7 +194,7 @@ void Collector::detect_ecc(const Frame& f) {
       if (last && s.as_u64() > *last) {
         RecentEvent& r = recent_[{static_cast<int>(tf::EventType::kEccError), d, static_cast<uint64_t>(k + 1), ""}];
         r.severity = k == 1 ? Severity::kCritical : Severity::kWarning;
-        r.text = device_name(d) + (k == 1 ? " ECC double-bit" : " ECC single-bit");
+        r.text = device_name(f.snapshot, d) + (k == 1 ? " ECC double-bit" : " ECC single-bit");
         r.count += s.as_u64() - *last;
         r.last_ts_ns = virtual_now_ns_;
       }

@@ -60,7 +60,7 @@ class Collector {
 
   bool ensure_client(Frame& f);
   void read_events(Frame& f);
-  void remember(const ReceivedEvent& e);
+  void remember(const tf::Snapshot& s, const ReceivedEvent& e);
   void detect_ecc(const Frame& f);
   void update_history(Frame& f);
   void build_processes(Frame& f) const;

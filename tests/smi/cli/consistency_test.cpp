@@ -105,6 +105,20 @@ TEST(PowerNa, A310PReportsNoPowerAnywhere) {
   EXPECT_NE(top.output.find("NA/72W"), std::string::npos) << top.output;
 }
 
+// One numbering: on multi-chip cards npu-top names chips as npu-smi addresses them (-i card -c
+// chip): rows "2-1", alarms and panels "NPU 2 Chip 1"; single-chip nodes keep "NPU 5".
+TEST(Numbering, NpuTopUsesNpuSmisCardAndChipIds) {
+  ScopedNode node("numbering", "--spec 4x310P3");
+  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 5 --fault ecc-storm").exit_code, 0);
+  std::string top = bin("smi/npu-top") + " --node-name " + node.name() + " --frames 1 --ascii --size 120x30";
+  ASSERT_TRUE(eventually([&] { return run_command(top).output.find("! NPU 2 Chip 1 Warning") != std::string::npos; }))
+      << run_command(top).output;
+  std::string frame = run_command(top).output;
+  EXPECT_NE(frame.find("\n2-1 "), std::string::npos) << frame;
+  EXPECT_NE(frame.find("NPU 0 Chip 0 history"), std::string::npos) << frame;
+  EXPECT_EQ(run_command(bin("smi/npu-smi") + " info -t health -i 2 -c 1 --node-name " + node.name()).output.find("Warning") == std::string::npos, false);
+}
+
 // Fault texts name the memory and links the chip has: DDR and PCIe on a 310P node, HBM and
 // HCCS on a 910B2 node.
 TEST(FaultTexts, NameTheChipsMemoryAndLinks) {
