@@ -137,26 +137,56 @@ void memory(const RuleContext& c, std::vector<Check>& out) {
   out.push_back(make("memory", v, format(fmt, *t, limit), *t, limit, "C"));
 }
 
+// Whether every link of `kind` ("hccs", "pcie") of `device` that reports a state is down (the
+// device lost its links: the root cause of its peers' down links).
+bool all_links_down(const tf::Snapshot& s, int device, const std::string& kind) {
+  int total = 0, down = 0;
+  for (int l = 0; l < s.link_count(); ++l) {
+    const tf::LinkInfo& info = s.link_info(l);
+    if ((info.device_a != device && info.device_b != device) || info.kind != kind) continue;
+    tf::Sample up = s.link(l, fid::kLinkUp);
+    if (!up.ok()) continue;
+    ++total, down += up.as_u64() == 0;
+  }
+  return total > 0 && down == total;
+}
+
+// A chip whose links are all down FAILs; its peers, whose only down links lead to it, WARN and
+// name it: one root cause, one failing chip.
 void links(const RuleContext& c, std::vector<Check>& out) {
   int total = 0;
-  std::vector<std::string> down;
+  std::vector<std::string> down, caused_by, roots;
   for (int l = 0; l < c.snapshot.link_count(); ++l) {
     const tf::LinkInfo& info = c.snapshot.link_info(l);
     if (info.device_a != c.device && info.device_b != c.device) continue;
     tf::Sample up = c.snapshot.link(l, fid::kLinkUp);
     if (!up.ok()) continue;
     ++total;
-    if (up.as_u64() == 0) {
-      std::string peer = info.device_b < 0 ? "host" : std::to_string(info.device_a == c.device ? info.device_b : info.device_a);
-      std::string name = info.kind + " " + std::to_string(c.device) + "<->" + peer;
-      if (std::find(down.begin(), down.end(), name) == down.end()) down.push_back(name);  // parallel links: once
+    if (up.as_u64() != 0) continue;
+    int other = info.device_a == c.device ? info.device_b : info.device_a;
+    std::string peer = info.device_b < 0 ? "host" : std::to_string(other);
+    std::string name = info.kind + " " + std::to_string(c.device) + "<->" + peer;
+    bool theirs = !all_links_down(c.snapshot, c.device, info.kind) && other >= 0 && all_links_down(c.snapshot, other, info.kind);
+    auto& list = theirs ? caused_by : down;
+    if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);  // parallel links: once
+    if (theirs) {
+      const tf::DeviceInfo& root = c.snapshot.device_info(other);
+      bool multi = c.snapshot.node().card_count < c.snapshot.device_count();
+      std::string label = "NPU " + std::to_string(root.npu_id) + (multi ? " Chip " + std::to_string(root.chip_id) : "");
+      if (std::find(roots.begin(), roots.end(), label) == roots.end()) roots.push_back(label);
     }
   }
   if (total == 0) return;
+  auto joined = [](const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out;
+  };
   if (!down.empty()) {
-    std::string names;
-    for (const std::string& n : down) names += (names.empty() ? "" : ", ") + n;
-    out.push_back(make("links", Verdict::kFail, "link(s) down: " + names, 0.0, 1.0, "up"));
+    out.push_back(make("links", Verdict::kFail, "link(s) down: " + joined(down), 0.0, 1.0, "up"));
+  } else if (!caused_by.empty()) {
+    out.push_back(make("links", Verdict::kWarn, "link(s) down: " + joined(caused_by) + " (" + joined(roots) + " lost all its links)",
+                       0.0, 1.0, "up"));
   } else {
     out.push_back(make("links", Verdict::kPass, std::to_string(total) + " link(s) up", 1.0, 1.0, "up"));
   }

@@ -90,6 +90,36 @@ TEST(HealthRules, EccLinksHangAndPowerEachFlipTheirRule) {
   EXPECT_EQ(evaluate_node(s).verdict, Verdict::kFail);
 }
 
+// One root cause, one failing chip: NPU 2 lost all its links; its peers still have a link up
+// between them, so they WARN and name NPU 2 rather than FAIL.
+TEST(HealthRules, AChipThatLostAllItsLinksFailsAndItsPeersWarnNamingIt) {
+  tf::WriterOptions o;
+  o.node = "probe-root";
+  o.node_info.card_count = 3;
+  for (int d = 0; d < 3; ++d) {
+    tf::DeviceInfo info;
+    info.npu_id = d, info.logic_id = d, info.chip_type = "Ascend910B", info.smi_layout = "hbm";
+    o.devices.push_back(info);
+  }
+  o.links = {{0, 1, "hccs", 56e9}, {0, 2, "hccs", 56e9}, {1, 2, "hccs", 56e9}};
+  auto bus = tf::InProcessBus::create(o);
+  ASSERT_TRUE(bus.ok());
+  for (int d = 0; d < 3; ++d) {
+    auto u = (*bus)->writer().update_device(d);
+    u.set(fid::kHealth, uint64_t{0}).set(fid::kErrorCode, uint64_t{0}).set(fid::kTemperatureCelsius, 50.0);
+  }
+  for (int l = 0; l < 3; ++l) (*bus)->writer().update_link(l).set(fid::kLinkUp, uint64_t{l == 0 ? 1u : 0u});
+  auto s = *(*bus)->client()->snapshot();
+  DeviceReport d0 = evaluate_device(s, 0), d1 = evaluate_device(s, 1), d2 = evaluate_device(s, 2);
+  ASSERT_NE(find(d0, "links"), nullptr);
+  ASSERT_NE(find(d2, "links"), nullptr);
+  EXPECT_EQ(find(d2, "links")->verdict, Verdict::kFail);
+  EXPECT_EQ(find(d2, "links")->reason, "link(s) down: hccs 2<->0, hccs 2<->1");
+  EXPECT_EQ(find(d0, "links")->verdict, Verdict::kWarn);
+  EXPECT_EQ(find(d0, "links")->reason, "link(s) down: hccs 0<->2 (NPU 2 lost all its links)");
+  EXPECT_EQ(find(d1, "links")->verdict, Verdict::kWarn);
+}
+
 TEST(HealthRules, AStaleNodeIsUnknownAndNothingElseIsJudged) {
   auto bus = bus_with("probe-stale", "Ascend910B");
   bus->close();
