@@ -108,7 +108,7 @@ TEST(ExporterDeploy, EveryAlertRuleHasAPanelAndTheEccPanelShowsSingleBitRates) {
     return false;
   };
   std::string rules = read_file("deploy/prometheus/npu-alerts.yml");
-  static const std::regex rule(R"(- alert: (\w+)\s+expr: ([^\n]+))");
+  static const std::regex rule(R"(- alert: (\w+)\s+expr: ([\s\S]*?)\n\s+(?:for|labels):)");  // one line or a block
   int alerts = 0;
   for (auto it = std::sregex_iterator(rules.begin(), rules.end(), rule); it != std::sregex_iterator(); ++it, ++alerts) {
     std::string name = (*it)[1], expr = (*it)[2];
