@@ -38,12 +38,14 @@ inline CommandResult run_command(const std::string& command) {
 // Makes `command` available by installing Debian's `package` when it is missing; "" when it is
 // there, else why not. Test binaries run in parallel under ctest: one install at a time (apt's own
 // lock fails the others at once), the later ones find the command installed.
-inline std::string ensure_debian_package(const std::string& command, const std::string& package) {
-  if (run_command("command -v " + command).exit_code == 0) return "";
+// `check` is the shell command that succeeds once the package is there (default: command -v).
+inline std::string ensure_debian_package(const std::string& command, const std::string& package, std::string check = "") {
+  if (check.empty()) check = "command -v " + command;
+  if (run_command(check).exit_code == 0) return "";
   if (geteuid() != 0) return command + " is missing and installing Debian's " + package + " needs root";
-  CommandResult r = run_command("flock /tmp/npukit-apt-install.lock sh -c 'command -v " + command +
-                                " >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y " + package + "'");
-  if (run_command("command -v " + command).exit_code == 0) return "";
+  CommandResult r = run_command("flock /tmp/npukit-apt-install.lock sh -c '" + check +
+                                " >/dev/null 2>&1 || DEBIAN_FRONTEND=noninteractive apt-get install -y " + package + "'");
+  if (run_command(check).exit_code == 0) return "";
   return "apt-get install -y " + package + " failed: " + r.output.substr(0, 400);
 }
 

@@ -6,6 +6,7 @@
 
 #include "profiler/analyze/findings_internal.hpp"
 #include "profiler/analyze/report_build.hpp"
+#include "profiler/analyze/summary.hpp"
 
 namespace npukit::prof {
 
@@ -56,11 +57,6 @@ double member_line_rate(const ProfileData& d, const std::set<int>& devices) {
   return hccs > 0 ? hccs : other;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<int64_t, Instance>& all) {
   std::map<int64_t, std::vector<double>> shares, busbws;
   std::map<int64_t, GroupLinks> out;
@@ -77,7 +73,7 @@ std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<i
     GroupLinks& g = out[i.group];
     g.line_rate = rate, g.devices = i.devices, g.op_type = i.op_type, ++g.instances;
   }
-  for (auto& [group, g] : out) g.achieved_share = median(shares[group]), g.busbw = median(busbws[group]);
+  for (auto& [group, g] : out) g.achieved_share = nearest_rank(shares[group], 0.5), g.busbw = nearest_rank(busbws[group], 0.5);
   return out;
 }
 

@@ -29,19 +29,12 @@ constexpr Phase kPhases[] = {{"computing", &RankRow::computing},
                              {"waiting for input", &RankRow::preparing},
                              {"idle between tasks", &RankRow::other_idle}};
 
-// The median of `field` over every rank but `skip`.
-double others_median(const std::vector<RankRow>& ranks, std::size_t skip, double RankRow::*field) {
+// The median of `value` over every rank but `skip`.
+template <typename Value>
+double others_median(const std::vector<RankRow>& ranks, std::size_t skip, Value value) {
   std::vector<double> v;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i != skip) v.push_back(ranks[i].*field);
-  }
-  return median(std::move(v));
-}
-
-double others_median_work(const std::vector<RankRow>& ranks, std::size_t skip) {
-  std::vector<double> v;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i != skip) v.push_back(ranks[i].work());
+    if (i != skip) v.push_back(value(ranks[i]));
   }
   return median(std::move(v));
 }
@@ -73,14 +66,14 @@ StragglerVerdict straggler(const std::vector<RankRow>& ranks) {
   StragglerVerdict v;
   if (ranks.size() < 2) return v;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
-    double base = others_median_work(ranks, i), excess = ranks[i].work() - base;
+    double base = others_median(ranks, i, [](const RankRow& r) { return r.work(); }), excess = ranks[i].work() - base;
     if (v.index >= 0 && excess <= v.excess_ns) continue;
     v.index = static_cast<int>(i), v.excess_ns = excess, v.baseline_ns = base;
   }
   const RankRow& slow = ranks[static_cast<std::size_t>(v.index)];
   double worst_phase = -1;
   for (const Phase& p : kPhases) {
-    double excess = slow.*p.field - others_median(ranks, static_cast<std::size_t>(v.index), p.field);
+    double excess = slow.*p.field - others_median(ranks, static_cast<std::size_t>(v.index), [&](const RankRow& r) { return r.*p.field; });
     if (excess > worst_phase) worst_phase = excess, v.phase = p.name, v.phase_excess_ns = excess;
   }
   v.slow = v.baseline_ns > 0 && v.excess_ns / v.baseline_ns >= kStragglerShare;

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "telemetry/snapshot.hpp"
+
 namespace npukit::smi {
 
 [[gnu::format(printf, 1, 2)]] std::string strprintf(const char* format, ...);
@@ -16,6 +18,9 @@ std::string error_code_text(uint64_t code);
 // "NPU 2 Chip 1" on multi-chip cards (310P); the short form for narrow columns is "3" or "2-1".
 std::string chip_label(int npu_id, int chip_id, bool multi_chip);
 std::string chip_short_label(int npu_id, int chip_id, bool multi_chip);
+// The same for a device of a snapshot (multi-chip when the node has fewer cards than chips).
+std::string chip_label(const telemetry::Snapshot& s, int device);
+std::string chip_short_label(const telemetry::Snapshot& s, int device);
 // Removes spaces and tabs before every newline and at the end.
 std::string rtrim_lines(std::string_view text);
 

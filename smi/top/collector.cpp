@@ -20,8 +20,7 @@ uint64_t monotonic_ns() {
 // npu-smi's name of a chip ("NPU 2 Chip 1" on a 310P node), "node" for node-level events.
 std::string device_name(const tf::Snapshot& s, int device) {
   if (device < 0 || device >= s.device_count()) return device < 0 ? "node" : "NPU " + std::to_string(device);
-  const tf::DeviceInfo& info = s.device_info(device);
-  return smi::chip_label(info.npu_id, info.chip_id, s.node().card_count < s.device_count());
+  return smi::chip_label(s, device);
 }
 
 float as_float(const tf::Sample& s) {

@@ -63,23 +63,12 @@ std::pair<std::string, Style> clock_text(const Frame& f, int d, int width) {
   return {display_width(why) <= width ? why : text + "!", Style::kWarn};
 }
 
-// npu-smi's ids for a chip (-i card, -c chip on multi-chip cards).
-bool multi_chip(const tf::Snapshot& s) { return s.node().card_count < s.device_count(); }
-std::string short_label(const tf::Snapshot& s, int d) {
-  const tf::DeviceInfo& info = s.device_info(d);
-  return smi::chip_short_label(info.npu_id, info.chip_id, multi_chip(s));
-}
-std::string long_label(const tf::Snapshot& s, int d) {
-  const tf::DeviceInfo& info = s.device_info(d);
-  return smi::chip_label(info.npu_id, info.chip_id, multi_chip(s));
-}
-
 void draw_compact_cell(const Region& r, const ColumnSpan& c, const Frame& f, const ViewState& v, int d) {
   const auto& s = f.snapshot;
   Region cell = r.sub({c.x, 0, c.w, 1});
   auto right = [&](const std::string& t, Style st) { cell.text_right(c.w, 0, fit(t, c.w), st); };
   switch (c.id) {
-    case kId: right(short_label(s, d), d == v.focus_device ? Style::kFocus : Style::kBold); break;
+    case kId: right(smi::chip_short_label(s, d), d == v.focus_device ? Style::kFocus : Style::kBold); break;
     case kAicore:
       draw_gauge(cell, 0, 0, c.w, percent_fraction(s.device(d, fid::kAicoreUtil)), Style::kAccent,
                  format_percent(s.device(d, fid::kAicoreUtil)), Style::kNormal, 4);
@@ -184,7 +173,7 @@ void draw_panel_gauges(const Region& r, const Frame& f, int d) {
 void draw_panel(Canvas& canvas, Rect rect, const Frame& f, const ViewState& v, const Glyphs& g, int d) {
   Region p(canvas, rect, g);
   const auto& info = f.snapshot.device_info(d);
-  std::string title = long_label(f.snapshot, d) + " " + info.name + " " + info.bus_id;
+  std::string title = smi::chip_label(f.snapshot, d) + " " + info.name + " " + info.bus_id;
   p.box(title, d == v.focus_device ? Style::kFocus : Style::kDim, Style::kBold);
   Region inner = p.sub({1, 1, p.width() - 2, p.height() - 2});
   if (inner.width() >= kSideGraphsWidth) {
@@ -200,7 +189,7 @@ void draw_panel(Canvas& canvas, Rect rect, const Frame& f, const ViewState& v, c
 void draw_history_panel(Canvas& canvas, Rect rect, const Frame& f, const ViewState& v, const Glyphs& g) {
   Region p(canvas, rect, g);
   int d = std::clamp(v.focus_device, 0, std::max(0, f.devices() - 1));
-  std::string title = long_label(f.snapshot, d) + " history, last " + format_window(window_ns(v)) + " ([ ] other NPU)";
+  std::string title = smi::chip_label(f.snapshot, d) + " history, last " + format_window(window_ns(v)) + " ([ ] other NPU)";
   p.box(title, Style::kDim, Style::kBold);
   Region inner = p.sub({1, 1, p.width() - 2, p.height() - 2});
   if (inner.width() < 90) {

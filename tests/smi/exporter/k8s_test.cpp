@@ -27,15 +27,8 @@ json read_json(const std::string& rel) {
 
 // Every document of a YAML file, as JSON ("" and a reason when PyYAML cannot be had).
 json read_yaml(const std::string& rel, std::string& why) {
-  const std::string py = "/usr/bin/python3 -c 'import yaml'";
-  if (run_command(py).exit_code != 0 && geteuid() == 0) {
-    run_command("flock /tmp/npukit-apt-install.lock sh -c \"" + py +
-                " 2>/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y python3-yaml\"");
-  }
-  if (run_command(py).exit_code != 0) {
-    why = "Debian's python3-yaml is not installed";
-    return json();
-  }
+  why = ensure_debian_package("PyYAML", "python3-yaml", "/usr/bin/python3 -c \"import yaml\"");
+  if (!why.empty()) return json();
   auto r = run_command("/usr/bin/python3 -c 'import json,sys,yaml; print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))' " +
                        source(rel));
   return json::parse(r.output, nullptr, false);
