@@ -2,9 +2,9 @@
 // previous one wrote, all memory-bound. Fused into one kernel the chain would read its input and
 // write its output once, taking about as long as its longest member; the rest is the cost.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <sstream>
-#include <tuple>
 
 #include "profiler/analyze/findings_internal.hpp"
 #include "profiler/analyze/report_build.hpp"
@@ -53,11 +53,14 @@ struct Chains {
 }  // namespace
 
 void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
-  std::vector<const TaskRecord*> tasks;
-  for (const TaskRecord& t : d.tasks) tasks.push_back(&t);
-  std::sort(tasks.begin(), tasks.end(), [](const TaskRecord* a, const TaskRecord* b) {
-    return std::tie(a->device, a->stream, a->start) < std::tie(b->device, b->stream, b->start);
-  });
+  // elementwise() once per distinct op (type, shapes, dtypes): a recording has millions of tasks
+  // and a few hundred distinct ops.
+  std::map<std::array<int64_t, 5>, bool> verdicts;
+  auto is_elementwise = [&](const TaskRecord& t) {
+    auto [it, fresh] = verdicts.try_emplace({t.task_type, t.op_type, t.shapes, t.out_shapes, t.dtypes}, false);
+    if (fresh) it->second = elementwise(d, t);
+    return it->second;
+  };
   std::map<int, Chains> by_device;
   auto close = [&](std::vector<const TaskRecord*>& chain) {
     if (chain.size() >= 2) {
@@ -72,15 +75,19 @@ void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>&
     }
     chain.clear();
   };
-  std::vector<const TaskRecord*> chain;
-  for (const TaskRecord* t : tasks) {
-    bool ok = elementwise(d, *t);
-    bool continues = ok && !chain.empty() && chain.back()->device == t->device && chain.back()->stream == t->stream &&
-                     d.str(chain.back()->out_shapes) == split(d.str(t->shapes)).front();
+  // One open chain per stream, tasks in their order on it (a stream runs its tasks one after
+  // another, so start order is task order; no sort of the whole recording).
+  std::map<std::pair<int32_t, int64_t>, std::vector<const TaskRecord*>> open;
+  for (const TaskRecord& t : d.tasks) {
+    std::vector<const TaskRecord*>& chain = open[{t.device, t.stream}];
+    bool ok = is_elementwise(t);
+    // An element-wise kernel's inputs all have its output's shape, so "reads the previous output"
+    // is: the same shape as the previous kernel's output.
+    bool continues = ok && !chain.empty() && chain.back()->start <= t.start && d.str(chain.back()->out_shapes) == d.str(t.out_shapes);
     if (!continues) close(chain);
-    if (ok) chain.push_back(t);
+    if (ok) chain.push_back(&t);
   }
-  close(chain);
+  for (auto& [stream, chain] : open) close(chain);
   std::map<int, int> steps;
   for (const StepWindow& w : d.steps) ++steps[w.device];
   const std::pair<const int, Chains>* worst = nullptr;
