@@ -125,6 +125,12 @@ constexpr FieldDef kTable[] = {
      "most severe active error code, 0 when none"},
     {fid::kThrottleReasons, "npu_throttle_reasons", G, D, U64, "Throttle", 8,
      "bitmask of active clock throttling: 1 thermal, 2 power limit, 4 fault"},
+    {fid::kErrorCode2, "npu_error_code_2", G, D, U64, "ErrorCode2", 10,
+     "second most severe active error code, 0 when none"},
+    {fid::kErrorCode3, "npu_error_code_3", G, D, U64, "ErrorCode3", 10,
+     "third most severe active error code, 0 when none"},
+    {fid::kErrorCode4, "npu_error_code_4", G, D, U64, "ErrorCode4", 10,
+     "fourth most severe active error code, 0 when none"},
 
     {fid::kEccEnabled, "npu_ecc_enabled", G, D, U64, "ECC", 3, "1 when HBM ECC is enabled"},
     {fid::kEccSingleBitVolatile, "npu_ecc_single_bit_volatile_errors", G, D, U64, "SBE", 6,
@@ -155,6 +161,10 @@ constexpr FieldDef kTable[] = {
     {fid::kLinkUp, "npu_link_up", G, L, U64, "Up", 2, "1 when the link is up, 0 when down"},
     {fid::kLinkBandwidthUtil, "npu_link_bandwidth_utilization_percent", G, L, F64, "BW(%)", 6,
      "link bandwidth used over the last window as a share of peak, 0-100"},
+    {fid::kLinkRatePercent, "npu_link_rate_percent", G, L, F64, "Rate(%)", 7,
+     "rate the link trained at, as a share of its line rate, 0-100"},
+    {fid::kLinkDownEventsRecent, "npu_link_recent_down_count", G, L, U64, "Flaps", 5,
+     "times the link went down in the last 60 s of virtual time"},
 
     {fid::kProcessHbmUsedBytes, "npu_process_hbm_used_bytes", G, P, U64, "Process memory(MB)", 18,
      "HBM held by one process on one device, bytes"},

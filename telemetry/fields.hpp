@@ -102,6 +102,9 @@ inline constexpr FieldId kHugepagesTotalPages = 205;
 inline constexpr FieldId kHealth = 220;
 inline constexpr FieldId kErrorCode = 221;
 inline constexpr FieldId kThrottleReasons = 222;
+inline constexpr FieldId kErrorCode2 = 223;  // further active codes, by severity
+inline constexpr FieldId kErrorCode3 = 224;
+inline constexpr FieldId kErrorCode4 = 225;
 inline constexpr FieldId kEccEnabled = 240;
 inline constexpr FieldId kEccSingleBitVolatile = 241;
 inline constexpr FieldId kEccDoubleBitVolatile = 242;
@@ -117,6 +120,8 @@ inline constexpr FieldId kLinkTxBytesTotal = 400;
 inline constexpr FieldId kLinkRxBytesTotal = 401;
 inline constexpr FieldId kLinkUp = 402;
 inline constexpr FieldId kLinkBandwidthUtil = 403;
+inline constexpr FieldId kLinkRatePercent = 404;
+inline constexpr FieldId kLinkDownEventsRecent = 405;
 // Process level, 450-499 (carried by the process table, named here for tools).
 inline constexpr FieldId kProcessHbmUsedBytes = 450;
 }  // namespace fid

@@ -32,7 +32,7 @@
 namespace npukit::telemetry::detail {
 
 inline constexpr uint64_t kMagic = 0x47455354494b504eull;  // "NPKITSEG" little-endian
-inline constexpr uint32_t kAbiVersion = 2;  // 2: board identity in DeviceInfoBlock
+inline constexpr uint32_t kAbiVersion = 3;  // 2: board identity in DeviceInfoBlock; 3: error codes 2-4, link rate/flaps
 inline constexpr uint32_t kStateLive = 1;
 inline constexpr uint32_t kStateClosed = 2;
 inline constexpr std::size_t kEventRecordWords = 8;

@@ -200,6 +200,7 @@ void parse_faults(const json& j, Program& p, Status& err) {
     ProgramFault f;
     f.at_ns = fr.integer("at_ns", 0, true);
     f.device = static_cast<int>(fr.integer("device", 0, true));
+    f.peer = static_cast<int>(fr.integer("peer", -2, false));
     f.action = fr.text("action", "inject");
     f.fault = fr.text("fault", "");
     f.watts = fr.number("watts", 0, false);
@@ -208,7 +209,8 @@ void parse_faults(const json& j, Program& p, Status& err) {
     }
     if (err.ok() && f.action == "inject" && f.fault.empty()) fr.fail("fault", "missing");
     if (err.ok() && f.action == "power-limit" && !(f.watts > 0)) fr.fail("watts", "expected a power limit > 0 W");
-    fr.only({"at_ns", "device", "action", "fault", "watts"});
+    if (err.ok() && f.peer < -2) fr.fail("peer", "expected a device id or -1 (the host)");
+    fr.only({"at_ns", "device", "peer", "action", "fault", "watts"});
     p.faults.push_back(std::move(f));
   }
 }
@@ -305,6 +307,7 @@ json program_to_json(const Program& p) {
     j["faults"] = json::array();
     for (const auto& f : p.faults) {
       j["faults"].push_back({{"at_ns", f.at_ns}, {"device", f.device}, {"action", f.action}, {"fault", f.fault}});
+      if (f.peer >= -1) j["faults"].back()["peer"] = f.peer;
       if (f.action == "power-limit") j["faults"].back()["watts"] = f.watts;
     }
   }

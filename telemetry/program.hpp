@@ -70,6 +70,7 @@ struct CommSpec {
 struct ProgramFault {
   int64_t at_ns = 0;
   int device = 0;
+  int peer = -2;                  // >= -1: the fault is on the link device-peer (-1: the host)
   std::string action = "inject";  // inject, clear, reset, power-limit
   std::string fault;              // for inject
   double watts = 0;               // for power-limit

@@ -135,4 +135,26 @@ void SnapshotBuilder::mark_stale(std::string reason) {
   s_.processes_.clear();
 }
 
+std::string chip_label(int npu_id, int chip_id, bool multi_chip) {
+  return "NPU " + std::to_string(npu_id) + (multi_chip ? " Chip " + std::to_string(chip_id) : "");
+}
+
+std::string chip_short_label(int npu_id, int chip_id, bool multi_chip) {
+  return std::to_string(npu_id) + (multi_chip ? "-" + std::to_string(chip_id) : "");
+}
+
+namespace {
+bool multi_chip(const Snapshot& s) { return s.node().card_count < s.device_count(); }
+}  // namespace
+
+std::string chip_label(const Snapshot& s, int device) {
+  const DeviceInfo& info = s.device_info(device);
+  return chip_label(info.npu_id, info.chip_id, multi_chip(s));
+}
+
+std::string chip_short_label(const Snapshot& s, int device) {
+  const DeviceInfo& info = s.device_info(device);
+  return chip_short_label(info.npu_id, info.chip_id, multi_chip(s));
+}
+
 }  // namespace npukit::telemetry

@@ -138,6 +138,14 @@ class Snapshot {
   uint64_t taken_at_ns_ = 0;
 };
 
+// How npu-smi addresses a chip (-i card -c chip): "NPU 3" where every card has one chip,
+// "NPU 2 Chip 1" on multi-chip cards (310P); the short form for narrow columns is "3" or "2-1".
+std::string chip_label(int npu_id, int chip_id, bool multi_chip);
+std::string chip_short_label(int npu_id, int chip_id, bool multi_chip);
+// The same for a device of a snapshot (multi-chip when the node has fewer cards than chips).
+std::string chip_label(const Snapshot& s, int device);
+std::string chip_short_label(const Snapshot& s, int device);
+
 // The checksum the writer stores in npu_snapshot_checksum: kChecksumSeed plus, for every other
 // device field, checksum_term(slot, value bits, status). A sum of independently mixed terms, so
 // one torn word changes it, and the writer can maintain it incrementally (O(changed fields)).

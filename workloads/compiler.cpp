@@ -214,7 +214,7 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
     shaped.dp = static_cast<int>(devices.size());
   }
   for (const FaultAt& f : w.faults) {
-    base.faults.push_back({static_cast<int64_t>(f.at_ms * 1e6), f.device, f.action, f.fault, f.watts});
+    base.faults.push_back({static_cast<int64_t>(f.at_ms * 1e6), f.device, f.peer, f.action, f.fault, f.watts});
   }
   if (w.kind == "allreduce-sweep" || w.kind == "matmul-sweep") {
     for (int d : devices) base.ranks.push_back({d, 3, 2, {}, {}});

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <tuple>
 
+#include "telemetry/incidents.hpp"
 #include "telemetry/json_reader.hpp"
 
 namespace npukit::work {
@@ -87,11 +89,18 @@ void read_faults(const json& doc, Workload& w, Status& err, const std::string& p
     ObjectReader r(doc["faults"][i], "faults[" + std::to_string(i) + "]", err, prefix);
     FaultAt f;
     f.at_ms = r.number("at_ms", 0, true);
-    f.device = static_cast<int>(r.integer("device", 0, true));
+    std::string link = r.text("link", "");
+    if (link.empty()) {
+      f.device = static_cast<int>(r.integer("device", 0, true));
+    } else if (auto ends = telemetry::parse_link_ends(link); !ends.ok()) {
+      r.fail("link", ends.status().message());
+    } else {
+      std::tie(f.device, f.peer) = *ends;
+    }
     f.action = r.text("action", "inject");
     f.fault = r.text("fault", "");
     f.watts = r.number("watts", 0, false);
-    r.only({"at_ms", "device", "action", "fault", "watts"});
+    r.only({"at_ms", "device", "link", "action", "fault", "watts"});
     w.faults.push_back(std::move(f));
   }
 }

@@ -30,6 +30,7 @@ struct Layer {
 struct FaultAt {
   double at_ms = 0;
   int device = 0;
+  int peer = -2;                  // "link": "A-B" sets device A, peer B (-1: A's host link)
   std::string action = "inject";  // inject, clear, reset, power-limit
   std::string fault;
   double watts = 0;               // power-limit

@@ -1,4 +1,5 @@
 #include "emulator/daemon/daemon.hpp"
+#include "telemetry/incidents.hpp"
 
 #include <unistd.h>
 
@@ -139,6 +140,7 @@ json Daemon::status_json() const {
   json faults = json::array();
   for (const ActiveFault& f : node_->active_faults()) {
     faults.push_back({{"device", f.device}, {"fault", fault_name(f.kind)}, {"source", f.source}, {"since_ns", f.since}});
+    if (f.link) faults.back()["link"] = telemetry::link_ends_name(f.device, f.peer);
   }
   return {{"ok", true},
           {"node", options_.node_name},

@@ -81,7 +81,9 @@ class Daemon {
   nlohmann::json execute(const telemetry::Request& request);    // node thread
   nlohmann::json submit(const telemetry::Request& request);
   nlohmann::json job_json(const Job& job, std::size_t since_step) const;
-  nlohmann::json device_request(const telemetry::Request& request);
+  nlohmann::json device_request(const telemetry::Request& request);  // publishes after a change
+  nlohmann::json device_or_link_request(const telemetry::Request& request);
+  nlohmann::json link_request(const telemetry::Request& request);
   nlohmann::json status_json() const;
   nlohmann::json reference_json() const;
   void advance_time();

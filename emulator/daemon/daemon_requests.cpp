@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "emulator/daemon/daemon.hpp"
+#include "telemetry/incidents.hpp"
 
 namespace npukit::emu {
 
@@ -23,9 +24,23 @@ std::string process_name_of(int pid) {
   return name;
 }
 
-Result<int> device_of(const json& body, int devices) {
+// The device a request names: {"device": index} or npu-smi's {"npu_id": card, "chip_id": chip}.
+Result<int> device_of(const json& body, const NodeSpec& spec) {
+  int devices = spec.device_count();
+  int chips = std::max(1, spec.device_spec.chips_per_card);
+  if (body.contains("npu_id")) {
+    if (!body["npu_id"].is_number_integer() || !body.value("chip_id", json(0)).is_number_integer()) {
+      return InvalidArgument("\"npu_id\" and \"chip_id\" must be integers");
+    }
+    int card = body["npu_id"].get<int>(), chip = body.value("chip_id", 0);
+    if (card < 0 || card >= devices / chips || chip < 0 || chip >= chips) {
+      return InvalidArgument("no NPU " + std::to_string(card) + " chip " + std::to_string(chip) + " (this node has NPUs 0-" +
+                             std::to_string(devices / chips - 1) + ", chips 0-" + std::to_string(chips - 1) + ")");
+    }
+    return card * chips + chip;
+  }
   if (!body.contains("device") || !body["device"].is_number_integer()) {
-    return InvalidArgument("missing integer \"device\"");
+    return InvalidArgument("missing integer \"device\" (or \"npu_id\" and \"chip_id\")");
   }
   int d = body["device"].get<int>();
   if (d < 0 || d >= devices) {
@@ -191,9 +206,38 @@ json Daemon::reference_json() const {
           {"link_efficiency", node.link_efficiency}};
 }
 
-json Daemon::device_request(const tf::Request& request) {
+// inject / clear on one link: {"link": "2-3"} instead of a device.
+json Daemon::link_request(const tf::Request& request) {
   const json& body = request.body;
-  auto d = device_of(body, node_->device_count());
+  if (!body["link"].is_string()) return tf::error_reply("\"link\" must be a string such as \"2-3\"", "invalid_argument");
+  auto ends = tf::parse_link_ends(body["link"].get<std::string>());
+  if (!ends.ok()) return tf::error_reply(ends.status().message(), "invalid_argument");
+  auto [a, b] = *ends;
+  std::string where = " on link " + tf::link_ends_name(a, b);
+  if (request.op == "clear") {
+    Status s = node_->clear_link_faults(a, b);
+    if (s.ok()) publisher_->record(tf::EventType::kFaultCleared, a, "all" + where);
+    return status_reply(s);
+  }
+  if (request.op != "inject") return tf::error_reply(request.op + " acts on a device, not a link", "invalid_argument");
+  auto kind = parse_fault(body.value("fault", std::string()));
+  if (!kind.ok()) return tf::error_reply(kind.status().message(), "invalid_argument");
+  Status s = node_->inject_link_fault(a, b, *kind);
+  if (s.ok()) publisher_->record(tf::EventType::kFaultInjected, a, fault_name(*kind) + where);
+  return status_reply(s);
+}
+
+json Daemon::device_request(const tf::Request& request) {
+  json reply = device_or_link_request(request);
+  // Readers see the change as soon as the request returns (npu-smi health right after inject).
+  if (reply.value("ok", false)) publisher_->publish(options_.speed, lag_ns_);
+  return reply;
+}
+
+json Daemon::device_or_link_request(const tf::Request& request) {
+  const json& body = request.body;
+  if (body.contains("link")) return link_request(request);
+  auto d = device_of(body, node_->spec());
   if (!d.ok()) return tf::error_reply(d.status().message(), "invalid_argument");
   const std::string& op = request.op;
   if (op == "inject") {

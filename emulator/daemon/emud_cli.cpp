@@ -212,15 +212,16 @@ int status(const std::string& node, bool as_json) {
   const json& faults = reply->contains("faults") ? (*reply)["faults"] : json::array();
   if (faults.empty()) std::printf("active faults: none\n");
   for (const json& f : faults) {
-    std::printf("active fault: device %d %s since %.3f s (from %s)\n", f.value("device", -1),
-                f.value("fault", std::string()).c_str(), f.value("since_ns", 0.0) / 1e9, f.value("source", std::string()).c_str());
+    std::string where = f.contains("link") ? "link " + f.value("link", std::string()) : "device " + std::to_string(f.value("device", -1));
+    std::printf("active fault: %s %s since %.3f s (from %s)\n", where.c_str(), f.value("fault", std::string()).c_str(),
+                f.value("since_ns", 0.0) / 1e9, f.value("source", std::string()).c_str());
   }
   return kExitOk;
 }
 
-int device_request(const std::string& node, const std::string& op, int device, json extra) {
+int device_request(const std::string& node, const std::string& op, const json& target, json extra) {
   extra["op"] = op;
-  extra["device"] = device;
+  extra.update(target);
   auto reply = call(node, extra, std::chrono::milliseconds(5000));
   if (!reply.ok()) {
     complain(reply.status().message());
@@ -230,8 +231,11 @@ int device_request(const std::string& node, const std::string& op, int device, j
     complain(reply->value("error", std::string("request refused")));
     return exit_for_reply(*reply);
   }
-  say(op + " done on device " + std::to_string(device));
+  std::string what = target.contains("link")     ? "link " + target["link"].get<std::string>()
+                     : target.contains("npu_id") ? "NPU " + std::to_string(target["npu_id"].get<int>()) + " chip " +
+                                                       std::to_string(target["chip_id"].get<int>())
+                                                 : "device " + std::to_string(target["device"].get<int>());
+  say(op + " done on " + what);
   return kExitOk;
 }
-
 }  // namespace npukit::emu::emud

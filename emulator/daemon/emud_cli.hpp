@@ -20,7 +20,8 @@ inline constexpr int kExitPermission = 4;
 int start(const DaemonOptions& options, bool foreground);
 int stop(const std::string& node);
 int status(const std::string& node, bool json);
-// Sends one device request ({"op": op, "device": d, ...extra}) and reports the reply.
-int device_request(const std::string& node, const std::string& op, int device, nlohmann::json extra);
+// Sends one request ({"op": op, ...target, ...extra}; target: {"device"}, {"npu_id", "chip_id"} or
+// {"link"}) and reports the reply.
+int device_request(const std::string& node, const std::string& op, const nlohmann::json& target, nlohmann::json extra);
 
 }  // namespace npukit::emu::emud

@@ -13,7 +13,10 @@ struct Args {
   npukit::emu::DaemonOptions options;
   bool foreground = false;
   bool as_json = false;
-  int device = 0;
+  int device = -1;
+  int npu_id = -1;    // -i CARD [-c CHIP]: npu-smi's ids
+  int chip_id = 0;
+  std::string link;   // "2-3"
   std::string fault;
   double power_limit = 0;
   std::string ecc;
@@ -49,22 +52,38 @@ void add_node_commands(CLI::App& app, Args& a, Commands& c) {
   c.status->add_flag("--json", a.as_json, "print the daemon's status reply as JSON");
 }
 
-// inject, clear, reset, set: one device.
+// inject, clear, reset, set: one device, named by --device (its index) or by npu-smi's ids
+// -i CARD [-c CHIP]; inject and clear also take one link (--link A-B).
 void add_device_commands(CLI::App& app, Args& a, Commands& c) {
-  auto device_command = [&](const char* name, const char* help) {
+  auto device_command = [&](const char* name, const char* help, bool link) {
     CLI::App* d = add_command(app, a, name, help);
-    d->add_option("--device,-d", a.device, "device id")->required();
+    auto* dev = d->add_option("--device,-d", a.device, "device index (0-based, as npu-emud status lists them)");
+    auto* npu = d->add_option("-i,--npu-id", a.npu_id, "NPU (card) id, as npu-smi -i takes it");
+    d->add_option("-c,--chip-id", a.chip_id, "chip id within the card, as npu-smi -c takes it (default 0)")->needs(npu);
+    dev->excludes(npu);
+    if (link) {
+      auto* l = d->add_option("--link", a.link, "one link instead of a device: A-B (device indices) or A-host");
+      l->excludes(dev)->excludes(npu);
+    }
     return d;
   };
-  c.inject = device_command("inject", "inject a fault into a device");
+  c.inject = device_command("inject", "inject a fault into a device or a link", true);
   c.inject->add_option("--fault,-f", a.fault,
                        "over-temperature, hbm-double-bit, ecc-storm, aicore-hang, link-down, device-lost, "
-                       "aicore-degraded, link-degraded")->required();
-  c.clear = device_command("clear", "clear a device's faults (a hang or a lost device needs reset)");
-  c.reset = device_command("reset", "reset a device");
-  c.set = device_command("set", "set a device's power limit or ECC mode");
+                       "aicore-degraded, link-degraded; on a link: link-down, link-degraded, link-flapping")->required();
+  c.clear = device_command("clear", "clear a device's or a link's faults (a hang or a lost device needs reset)", true);
+  c.reset = device_command("reset", "reset a device", false);
+  c.set = device_command("set", "set a device's power limit or ECC mode", false);
   c.set->add_option("--power-limit", a.power_limit, "power limit, W (0 < W <= TDP)");
   c.set->add_option("--ecc", a.ecc, "on or off")->check(CLI::IsMember({"on", "off"}));
+}
+
+// The request's target: {"link"}, {"npu_id", "chip_id"} or {"device"}; null when none was given.
+nlohmann::json target_of(const Args& a) {
+  if (!a.link.empty()) return {{"link", a.link}};
+  if (a.npu_id >= 0) return {{"npu_id", a.npu_id}, {"chip_id", a.chip_id}};
+  if (a.device >= 0) return {{"device", a.device}};
+  return nullptr;
 }
 
 int dispatch(const Commands& c, const Args& a) {
@@ -72,9 +91,15 @@ int dispatch(const Commands& c, const Args& a) {
   if (*c.start) return emud::start(a.options, a.foreground);
   if (*c.stop) return emud::stop(node);
   if (*c.status) return emud::status(node, a.as_json);
-  if (*c.inject) return emud::device_request(node, "inject", a.device, {{"fault", a.fault}});
-  if (*c.clear) return emud::device_request(node, "clear", a.device, nlohmann::json::object());
-  if (*c.reset) return emud::device_request(node, "reset", a.device, nlohmann::json::object());
+  nlohmann::json target = target_of(a);
+  if (target.is_null()) {
+    std::fprintf(stderr, "npu-emud: name the device (--device D, or -i CARD [-c CHIP])%s\n",
+                 *c.inject || *c.clear ? " or the link (--link A-B)" : "");
+    return emud::kExitUsage;
+  }
+  if (*c.inject) return emud::device_request(node, "inject", target, {{"fault", a.fault}});
+  if (*c.clear) return emud::device_request(node, "clear", target, nlohmann::json::object());
+  if (*c.reset) return emud::device_request(node, "reset", target, nlohmann::json::object());
   nlohmann::json extra = nlohmann::json::object();
   if (c.set->count("--power-limit")) extra["power_limit_w"] = a.power_limit;
   if (!a.ecc.empty()) extra["ecc_enable"] = a.ecc == "on";
@@ -82,7 +107,7 @@ int dispatch(const Commands& c, const Args& a) {
     std::fprintf(stderr, "npu-emud: set needs --power-limit or --ecc\n");
     return emud::kExitUsage;
   }
-  return emud::device_request(node, "set", a.device, extra);
+  return emud::device_request(node, "set", target, extra);
 }
 
 }  // namespace

@@ -45,15 +45,6 @@ std::string die_id(const std::string& node_name, const std::string& spec, int de
   return out;
 }
 
-std::string link_kind(LinkKind k) {
-  switch (k) {
-    case LinkKind::kHccs: return "hccs";
-    case LinkKind::kPcie: return "pcie";
-    case LinkKind::kInterGroup: return "sys";
-  }
-  return "pcie";
-}
-
 }  // namespace
 
 std::vector<int> published_links(const Node& node) {
@@ -99,7 +90,7 @@ tf::WriterOptions writer_options_for(const Node& node, const std::string& node_n
     tf::LinkInfo info;
     info.device_a = l.src >= 0 ? l.src : l.dst;  // the bus wants a device first; -1 = the host
     info.device_b = l.src >= 0 ? l.dst : -1;
-    info.kind = link_kind(l.kind);
+    info.kind = link_bus_kind(l.kind);
     info.peak_bytes_per_s = l.bandwidth_bps;
     o.links.push_back(std::move(info));
   }
@@ -237,6 +228,7 @@ void Publisher::on_clock(const ClockRecord& r) {
 
 void Publisher::publish(double speed, Nanos lag_ns) {
   node_.physics().sample();
+  node_.refresh_links();  // flap history ages out of its window
   {
     auto u = writer_.update_node();
     u.set(tf::fid::kNodeVirtualTimeNs, static_cast<uint64_t>(node_.now()));
@@ -304,9 +296,11 @@ void set_sensors(tf::Writer::Update& u, const Device& dev) {
 }
 
 // Health, throttling and ECC.
-void set_health(tf::Writer::Update& u, const Device& dev, uint64_t health, uint64_t code) {
+void set_health(tf::Writer::Update& u, const Device& dev, uint64_t health, const std::vector<Alarm>& alarms) {
   const EccCounters& ecc = dev.health().ecc();
-  u.set(tf::fid::kHealth, health).set(tf::fid::kErrorCode, code);
+  u.set(tf::fid::kHealth, health);
+  constexpr tf::FieldId kCodes[] = {tf::fid::kErrorCode, tf::fid::kErrorCode2, tf::fid::kErrorCode3, tf::fid::kErrorCode4};
+  for (std::size_t i = 0; i < std::size(kCodes); ++i) u.set(kCodes[i], uint64_t{i < alarms.size() ? alarms[i].code : 0u});
   u.set(tf::fid::kThrottleReasons, static_cast<uint64_t>(dev.sensors().throttle_reasons));
   u.set(tf::fid::kEccEnabled, uint64_t{ecc.enabled ? 1u : 0u});
   u.set(tf::fid::kEccSingleBitVolatile, ecc.single_bit_volatile).set(tf::fid::kEccDoubleBitVolatile, ecc.double_bit_volatile);
@@ -320,12 +314,13 @@ void set_health(tf::Writer::Update& u, const Device& dev, uint64_t health, uint6
 void Publisher::publish_device(int d) {
   Device& dev = node_.device(d);
   const DeviceSensors& s = dev.sensors();
-  auto health = static_cast<uint64_t>(dev.health_state());
-  uint64_t code = dev.health().error_code(s.temperature_c, dev.thermal_limits());
+  std::vector<Alarm> alarms = dev.health().alarms(s.temperature_c, dev.thermal_limits());
+  auto health = static_cast<uint64_t>(alarms.empty() ? Health::kOk : alarms.front().severity);
+  uint64_t code = alarms.empty() ? 0 : alarms.front().code;
   auto u = writer_.update_device(d);
   set_activity(u, dev, has_hccs_[static_cast<std::size_t>(d)]);
   set_sensors(u, dev);
-  set_health(u, dev, health, code);
+  set_health(u, dev, health, alarms);
   u.set(tf::fid::kProcessCount, static_cast<uint64_t>(dev.memory().usage_by_pid().size()));
   u.commit();
   if (health != last_health_[d]) {
@@ -340,6 +335,8 @@ void Publisher::publish_links() {
     auto u = writer_.update_link(static_cast<int>(i));
     u.set(tf::fid::kLinkTxBytesTotal, l.bytes_total);
     u.set(tf::fid::kLinkUp, uint64_t{l.up ? 1u : 0u});
+    u.set(tf::fid::kLinkRatePercent, l.rate_share * 100.0);
+    u.set(tf::fid::kLinkDownEventsRecent, static_cast<uint64_t>(l.down_events.size()));
     u.set(tf::fid::kLinkBandwidthUtil, node_.physics().link_util(links_[i]) * 100.0);
   }
 }

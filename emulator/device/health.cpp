@@ -7,13 +7,11 @@ namespace npukit::emu {
 
 namespace {
 
-constexpr uint64_t kSingleBitStormThreshold = 1000;
-
 struct FaultName {
   FaultKind kind;
   const char* name;
 };
-constexpr std::array<FaultName, 8> kFaultNames{{
+constexpr std::array<FaultName, 9> kFaultNames{{
     {FaultKind::kOverTemperature, "over-temperature"},
     {FaultKind::kHbmDoubleBit, "hbm-double-bit"},
     {FaultKind::kEccStorm, "ecc-storm"},
@@ -22,6 +20,7 @@ constexpr std::array<FaultName, 8> kFaultNames{{
     {FaultKind::kDeviceLost, "device-lost"},
     {FaultKind::kAicoreDegraded, "aicore-degraded"},
     {FaultKind::kLinkDegraded, "link-degraded"},
+    {FaultKind::kLinkFlapping, "link-flapping"},
 }};
 
 }  // namespace
@@ -102,28 +101,36 @@ void DeviceHealth::add_double_bit_error() {
   ecc_.isolated_pages_double += 1;
 }
 
+Alarm alarm_of(const telemetry::IncidentKind& kind, bool as_peer) {
+  return {kind.code, static_cast<Health>(as_peer ? kind.peer_severity : kind.severity), kind.summary};
+}
+
 std::vector<Alarm> DeviceHealth::alarms(double t, const ThermalLimits& limits) const {
+  using telemetry::incident;
   std::vector<Alarm> out;
-  if (lost()) out.push_back({error_code::kDeviceLost, Health::kUnknown, "device lost"});
-  if (hung() || timeouts_ > 0) {
-    out.push_back({error_code::kAicoreTimeout, Health::kCritical, "AI Core task timeout"});
-  }
+  if (lost()) out.push_back({incident("device_lost").code, Health::kUnknown, incident("device_lost").summary});
+  if (hung() || timeouts_ > 0) out.push_back(alarm_of(incident("aicore_timeout")));
   if (t >= limits.shutdown_c) {
-    out.push_back({error_code::kTemperatureShutdown, Health::kCritical, "temperature at shutdown point"});
+    out.push_back(alarm_of(incident("temperature_shutdown")));
   } else if (t >= limits.shutdown_c - 5) {
-    out.push_back({error_code::kTemperatureCritical, Health::kAlarm, "temperature near shutdown point"});
+    out.push_back(alarm_of(incident("temperature_critical")));
   } else if (t >= limits.throttle_c) {
-    out.push_back({error_code::kTemperatureHigh, Health::kWarning, "temperature above throttle point"});
+    out.push_back(alarm_of(incident("temperature_high")));
   }
-  if (ecc_.double_bit_volatile > 0) {
-    out.push_back({error_code::kEccDoubleBit, Health::kAlarm, "uncorrectable HBM ECC error, page isolated"});
+  if (ecc_.double_bit_volatile > 0) out.push_back(alarm_of(incident("ecc_double_bit")));
+  out.insert(out.end(), link_alarms_.begin(), link_alarms_.end());
+  if (ecc_.single_bit_volatile >= kSingleBitStormThreshold) out.push_back(alarm_of(incident("ecc_single_bit_storm")));
+  if (ecc_.isolated_pages_single + ecc_.isolated_pages_double >= kIsolatedPagesReplace) {
+    out.push_back(alarm_of(incident("ecc_isolated_pages")));
   }
-  if (links_down()) out.push_back({error_code::kLinkDown, Health::kAlarm, "HCCS link down"});
-  if (ecc_.single_bit_volatile >= kSingleBitStormThreshold) {
-    out.push_back({error_code::kEccSingleBitStorm, Health::kWarning, "single-bit ECC error storm"});
-  }
+  if (active(FaultKind::kAicoreDegraded)) out.push_back(alarm_of(incident("aicore_degraded")));
   std::stable_sort(out.begin(), out.end(),
                    [](const Alarm& a, const Alarm& b) { return a.severity > b.severity; });
+  // A peer of two down links shows their code once, at its worst.
+  for (std::size_t i = 1; i < out.size(); ++i) {
+    bool seen = std::any_of(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(i), [&](const Alarm& a) { return a.code == out[i].code; });
+    if (seen) out.erase(out.begin() + static_cast<std::ptrdiff_t>(i--));
+  }
   return out;
 }
 

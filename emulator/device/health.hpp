@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "telemetry/incidents.hpp"
 #include "telemetry/status.hpp"
 
 namespace npukit::emu {
@@ -29,24 +30,17 @@ enum class FaultKind : uint8_t {
   // Silent degradations (no alarm, as on real parts; the profiler finds them) until cleared:
   kAicoreDegraded,   // a quarter of the AI cores isolated: AI Core kernels take 4/3 as long
   kLinkDegraded,     // the device's HCCS links retrained at a quarter of their bandwidth
+  kLinkFlapping,     // one link goes down and up again every second (per-link only)
 };
 // "over-temperature", "hbm-double-bit", "ecc-storm", "aicore-hang", "link-down", "device-lost",
-// "aicore-degraded", "link-degraded"
+// "aicore-degraded", "link-degraded", "link-flapping"
 const char* fault_name(FaultKind k);
 Result<FaultKind> parse_fault(std::string_view name);
 const std::vector<FaultKind>& all_faults();
 
-// The error-code catalog (the emulator's own codes, shaped like Ascend's 0x80xxxxxx codes).
-namespace error_code {
-inline constexpr uint32_t kTemperatureHigh = 0x80E18401;      // Warning: above throttle point
-inline constexpr uint32_t kTemperatureCritical = 0x80E18402;  // Alarm: within 5 C of shutdown
-inline constexpr uint32_t kTemperatureShutdown = 0x80E18403;  // Critical: at shutdown point
-inline constexpr uint32_t kEccSingleBitStorm = 0x80E01801;    // Warning: >= 1000 volatile SBEs
-inline constexpr uint32_t kEccDoubleBit = 0x80E01802;         // Alarm: uncorrectable error
-inline constexpr uint32_t kAicoreTimeout = 0x80CB8009;        // Critical: AI Core task timeout
-inline constexpr uint32_t kLinkDown = 0x80D18001;             // Alarm: HCCS link down
-inline constexpr uint32_t kDeviceLost = 0xFFFFFFFF;           // UNKNOWN: device absent
-}  // namespace error_code
+// Alarm codes, severities and texts come from the incident table (telemetry/incidents.json).
+inline constexpr uint64_t kSingleBitStormThreshold = 1000;  // volatile single-bit errors: a storm
+inline constexpr uint64_t kIsolatedPagesReplace = 60;       // isolated pages: replace the part
 
 inline constexpr uint64_t kHbmPageBytes = 2ull << 20;  // the page ECC isolates
 
@@ -63,8 +57,10 @@ struct EccCounters {
 struct Alarm {
   uint32_t code = 0;
   Health severity = Health::kOk;
-  std::string text;
+  std::string text;  // the incident kind's summary
 };
+// The alarm an incident kind raises on the NPU it sits on (or, `as_peer`, on one it touches).
+Alarm alarm_of(const telemetry::IncidentKind& kind, bool as_peer = false);
 
 // Thresholds the temperature alarms are judged against (from the device spec).
 struct ThermalLimits {
@@ -114,6 +110,11 @@ class DeviceHealth {
   void add_single_bit_errors(uint64_t n);
   void add_double_bit_error();
 
+  // Alarms the node's link root cause puts on this device (Node keeps them current): its own
+  // links_down / links_degraded, or a peer's Warning for a link incident it touches.
+  void set_link_alarms(std::vector<Alarm> alarms) { link_alarms_ = std::move(alarms); }
+  const std::vector<Alarm>& link_alarms() const { return link_alarms_; }
+
   // Active alarms, worst first; empty when healthy.
   std::vector<Alarm> alarms(double temperature_c, const ThermalLimits& limits) const;
   Health health(double temperature_c, const ThermalLimits& limits) const;
@@ -125,6 +126,7 @@ class DeviceHealth {
   EccCounters ecc_;
   std::vector<BadPage> bad_pages_;
   std::vector<BadPage> retired_pages_;
+  std::vector<Alarm> link_alarms_;
 };
 
 }  // namespace npukit::emu

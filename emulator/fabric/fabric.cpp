@@ -72,6 +72,15 @@ std::string Fabric::relation(int a, int b) const {
   return path(a, b).size() == 2 ? "PIX" : "SYS";
 }
 
+const char* link_bus_kind(LinkKind k) {
+  switch (k) {
+    case LinkKind::kHccs: return "hccs";
+    case LinkKind::kPcie: return "pcie";
+    case LinkKind::kInterGroup: return "sys";
+  }
+  return "pcie";
+}
+
 int Fabric::down_link_on(int src, int dst) const {
   for (int id : path(src, dst)) {
     if (!links_[id].up) return id;

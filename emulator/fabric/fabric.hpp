@@ -25,6 +25,7 @@ namespace npukit::emu {
 
 enum class LinkKind : uint8_t { kHccs, kPcie, kInterGroup };
 const char* link_kind_name(LinkKind k);  // "HCCS", "PCIE", "SYS"
+const char* link_bus_kind(LinkKind k);   // "hccs", "pcie", "sys": the bus's name for the kind
 
 struct Link {
   int id = 0;
@@ -35,6 +36,7 @@ struct Link {
   Nanos latency_ns = 0;
   bool up = true;
   double rate_share = 1;     // of the line rate it runs at (< 1: retrained after a degradation)
+  std::vector<Nanos> down_events;  // virtual times it went down since the last clear
   Nanos free_at = 0;
   uint64_t bytes_total = 0;  // bytes carried (counted when the transfer is scheduled)
   double bytes_flow = 0;     // bytes carried by the time of the last Fabric::account()

@@ -65,30 +65,76 @@ Result<CommId> Node::create_communicator(std::string name, const std::vector<Con
   return collectives_->create_communicator(std::move(name), std::move(devices), algo);
 }
 
-// HCCS topologies take a device's HCCS links down; a PCIe-only node its PCIe peer links. A link
-// stays down while either end's fault is active (clearing one device leaves its links to another
-// link-down device down). A link-degraded fault at either end runs the link at a quarter of its rate.
-void Node::refresh_links(int device) {
-  bool has_hccs = false;
+namespace {
+
+constexpr Nanos kFlapPeriodNs = 1'000'000'000;  // link-flapping: one down event a second
+constexpr Nanos kFlapDownNs = 100'000'000;      // lasting 100 ms
+constexpr Nanos kFlapWindowNs = static_cast<Nanos>(telemetry::kFlapWindowS * 1e9);
+
+bool is_link_fault(FaultKind k) {
+  return k == FaultKind::kLinkDown || k == FaultKind::kLinkDegraded || k == FaultKind::kLinkFlapping;
+}
+
+// The link's ends as a fault names them: the lower device first, the host (-1) last.
+std::pair<int, int> ends_of(int a, int b) {
+  if (a < 0 || (b >= 0 && b < a)) std::swap(a, b);
+  return {a, b};
+}
+
+}  // namespace
+
+// Device faults act on a device's HCCS links (its PCIe links on a PCIe-only node); link faults
+// on the links between their two ends. A link is down while a link-down fault at either end or
+// on it is in force, or a flapping fault on it is in its down phase; it runs at a quarter of its
+// rate under a link-degraded fault at either end or on it.
+void Node::refresh_links(int cause) {
+  std::vector<bool> has_hccs(devices_.size(), false);
   for (const Link& l : fabric_->links()) {
-    has_hccs = has_hccs || (l.kind == LinkKind::kHccs && (l.src == device || l.dst == device));
+    for (int d : {l.src, l.dst}) {
+      if (d >= 0 && l.kind == LinkKind::kHccs) has_hccs[static_cast<std::size_t>(d)] = true;
+    }
   }
-  auto faulted = [this](int d) { return d >= 0 && devices_[d].health().links_down(); };
-  auto degraded = [this](int d) { return d >= 0 && devices_[d].health().links_degraded(); };
+  auto device_fault = [&](int d, const Link& l, bool (DeviceHealth::*has)() const) {
+    return d >= 0 && (devices_[d].health().*has)() && (l.kind == LinkKind::kHccs) == has_hccs[static_cast<std::size_t>(d)];
+  };
+  std::vector<telemetry::LinkState> states;
   for (const Link& l : fabric_->links()) {
-    bool touches = l.src == device || l.dst == device;
-    if (!touches || (l.kind == LinkKind::kHccs) != has_hccs) continue;
-    fabric_->link(l.id).rate_share = degraded(l.src) || degraded(l.dst) ? DeviceHealth::kDegradedLinkShare : 1.0;
-    bool up = !faulted(l.src) && !faulted(l.dst);
-    if (up == l.up) continue;
-    fabric_->link(l.id).up = up;
-    if (!events_.empty()) events_.link_state({l.id, up, device, now()});
+    if (l.src < 0 && l.dst < 0) continue;  // the 8x910's shared inter-mesh link: not a device's
+    bool down = device_fault(l.src, l, &DeviceHealth::links_down) || device_fault(l.dst, l, &DeviceHealth::links_down);
+    bool degraded = device_fault(l.src, l, &DeviceHealth::links_degraded) || device_fault(l.dst, l, &DeviceHealth::links_degraded);
+    for (const ActiveFault& f : faults_) {
+      if (!f.link || ends_of(l.src, l.dst) != std::pair{f.device, f.peer}) continue;
+      down = down || f.kind == FaultKind::kLinkDown || (f.kind == FaultKind::kLinkFlapping && f.flap_down);
+      degraded = degraded || f.kind == FaultKind::kLinkDegraded;
+    }
+    Link& link = fabric_->link(l.id);
+    link.rate_share = degraded ? DeviceHealth::kDegradedLinkShare : 1.0;
+    std::erase_if(link.down_events, [&](Nanos t) { return t + kFlapWindowNs < now(); });
+    if (link.up == down) {
+      link.up = !down;
+      if (down) link.down_events.push_back(now());
+      int device = cause >= 0 && (l.src == cause || l.dst == cause) ? cause : l.src >= 0 ? l.src : l.dst;
+      if (!events_.empty()) events_.link_state({l.id, link.up, device, now()});
+    }
+    states.push_back({l.src, l.dst, link_bus_kind(l.kind),
+                      telemetry::link_condition(link.up, link.rate_share * 100, link.down_events.size())});
   }
+  std::vector<std::vector<Alarm>> alarms(devices_.size());
+  for (const telemetry::LinkIncident& inc : telemetry::link_incidents(states, device_count())) {
+    if (inc.device >= 0) alarms[static_cast<std::size_t>(inc.device)].push_back(alarm_of(*inc.kind));
+    for (int peer : inc.peers) {
+      if (peer != inc.device) alarms[static_cast<std::size_t>(peer)].push_back(alarm_of(*inc.kind, /*as_peer=*/true));
+    }
+  }
+  for (std::size_t d = 0; d < devices_.size(); ++d) devices_[d].health().set_link_alarms(std::move(alarms[d]));
 }
 
 Status Node::inject_fault(int device, FaultKind kind, const std::string& source) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
-  if (!devices_[device].health().active(kind)) faults_.push_back({device, kind, source, now()});
+  if (kind == FaultKind::kLinkFlapping) {
+    return InvalidArgument("link-flapping acts on one link: give the link (npu-emud inject --link A-B)");
+  }
+  if (!devices_[device].health().active(kind)) faults_.push_back({device, -1, false, kind, source, now(), next_fault_id_++});
   Device& d = devices_[device];
   if (kind == FaultKind::kHbmDoubleBit) {
     // Where the bad cell is: deterministic per node seed, device and how many it has had.
@@ -106,9 +152,65 @@ Status Node::inject_fault(int device, FaultKind kind, const std::string& source)
   return Status::Ok();
 }
 
+Status Node::check_link(int a, int b) const {
+  NPUKIT_RETURN_IF_ERROR(check_device(a));
+  if (b != -1) NPUKIT_RETURN_IF_ERROR(check_device(b));
+  if (a == b) return InvalidArgument("a link joins two different devices, got " + std::to_string(a) + "-" + std::to_string(b));
+  for (const Link& l : fabric_->links()) {
+    if (ends_of(l.src, l.dst) == ends_of(a, b)) return Status::Ok();
+  }
+  std::string other = b < 0 ? "the host" : "device " + std::to_string(b);
+  return InvalidArgument("no direct link between device " + std::to_string(a) + " and " + other +
+                         " on this node (npu-smi info -t topo shows the links)");
+}
+
+Status Node::inject_link_fault(int a, int b, FaultKind kind, const std::string& source) {
+  NPUKIT_RETURN_IF_ERROR(check_link(a, b));
+  if (!is_link_fault(kind)) {
+    return InvalidArgument(std::string("a link takes link-down, link-degraded or link-flapping, not ") + fault_name(kind));
+  }
+  auto [x, y] = ends_of(a, b);
+  for (const ActiveFault& f : faults_) {
+    if (f.link && f.device == x && f.peer == y && f.kind == kind) return Status::Ok();  // already in force
+  }
+  uint64_t id = next_fault_id_++;
+  faults_.push_back({x, y, true, kind, source, now(), id});
+  if (kind == FaultKind::kLinkFlapping) {
+    flap(id, true);
+  } else {
+    refresh_links();
+  }
+  return Status::Ok();
+}
+
+// One phase of a flapping link: down for kFlapDownNs, then up until the next second.
+void Node::flap(uint64_t fault_id, bool down) {
+  auto it = std::find_if(faults_.begin(), faults_.end(), [&](const ActiveFault& f) { return f.id == fault_id; });
+  if (it == faults_.end()) return;  // cleared
+  it->flap_down = down;
+  refresh_links();
+  Nanos next = now() + (down ? kFlapDownNs : kFlapPeriodNs - kFlapDownNs);
+  scheduler_.post_callback(next, [this, fault_id, down] { flap(fault_id, !down); }, /*background=*/true);
+}
+
+Status Node::clear_link_faults(int a, int b) {
+  NPUKIT_RETURN_IF_ERROR(check_link(a, b));
+  auto ends = ends_of(a, b);
+  std::erase_if(faults_, [&](const ActiveFault& f) { return f.link && std::pair{f.device, f.peer} == ends; });
+  for (const Link& l : fabric_->links()) {
+    if (ends_of(l.src, l.dst) == ends) fabric_->link(l.id).down_events.clear();
+  }
+  refresh_links();
+  return Status::Ok();
+}
+
 Status Node::clear_faults(int device) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
   devices_[device].health().clear();
+  std::erase_if(faults_, [&](const ActiveFault& f) { return f.link && (f.device == device || f.peer == device); });
+  for (const Link& l : fabric_->links()) {
+    if (l.src == device || l.dst == device) fabric_->link(l.id).down_events.clear();
+  }
   refresh_links(device);
   prune_faults();
   return Status::Ok();
@@ -127,7 +229,10 @@ Status Node::reset_device(int device) {
 
 Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
   for (const FaultEvent& f : timeline) {
-    NPUKIT_RETURN_IF_ERROR(check_device(f.device));
+    NPUKIT_RETURN_IF_ERROR(f.peer >= -1 ? check_link(f.device, f.peer) : check_device(f.device));
+    if (f.peer >= -1 && f.action == FaultEvent::Action::kInject && !is_link_fault(f.kind)) {
+      return InvalidArgument(std::string("a link takes link-down, link-degraded or link-flapping, not ") + fault_name(f.kind));
+    }
     if (f.at < 0) return InvalidArgument("fault time must be >= 0");
     double tdp = devices_[f.device].spec().power.tdp_w;
     if (f.action == FaultEvent::Action::kPowerLimit && !(f.watts > 0 && f.watts <= tdp)) {
@@ -139,8 +244,12 @@ Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
     scheduler_.post_callback(f.at, [this, f] {
       if (std::find(ended_sources_.begin(), ended_sources_.end(), f.source) != ended_sources_.end()) return;
       switch (f.action) {
-        case FaultEvent::Action::kInject: (void)inject_fault(f.device, f.kind, f.source); break;
-        case FaultEvent::Action::kClear: (void)clear_faults(f.device); break;
+        case FaultEvent::Action::kInject:
+          (void)(f.peer >= -1 ? inject_link_fault(f.device, f.peer, f.kind, f.source) : inject_fault(f.device, f.kind, f.source));
+          break;
+        case FaultEvent::Action::kClear:
+          (void)(f.peer >= -1 ? clear_link_faults(f.device, f.peer) : clear_faults(f.device));
+          break;
         case FaultEvent::Action::kReset: (void)reset_device(f.device); break;
         case FaultEvent::Action::kPowerLimit:
           power_limits_.push_back({f.device, devices_[f.device].sensors().power_limit_w, f.source});
@@ -153,13 +262,13 @@ Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
 }
 
 void Node::prune_faults() {
-  std::erase_if(faults_, [this](const ActiveFault& f) { return !devices_[f.device].health().active(f.kind); });
+  std::erase_if(faults_, [this](const ActiveFault& f) { return !f.link && !devices_[f.device].health().active(f.kind); });
 }
 
 std::vector<ActiveFault> Node::active_faults() const {
   std::vector<ActiveFault> out;
   for (const ActiveFault& f : faults_) {
-    if (devices_[f.device].health().active(f.kind)) out.push_back(f);
+    if (f.link || devices_[f.device].health().active(f.kind)) out.push_back(f);
   }
   std::stable_sort(out.begin(), out.end(), [](const ActiveFault& a, const ActiveFault& b) { return a.device < b.device; });
   return out;
@@ -170,11 +279,12 @@ void Node::end_faults_of(const std::string& source) {
   ended_sources_.push_back(source);
   for (const ActiveFault& f : faults_) {
     bool persistent = f.kind == FaultKind::kHbmDoubleBit || f.kind == FaultKind::kAicoreHang || f.kind == FaultKind::kDeviceLost;
-    if (f.source != source || persistent) continue;
+    if (f.source != source || persistent || f.link) continue;
     devices_[f.device].health().lift(f.kind);
-    if (f.kind == FaultKind::kLinkDown || f.kind == FaultKind::kLinkDegraded) refresh_links(f.device);
   }
+  std::erase_if(faults_, [&](const ActiveFault& f) { return f.link && f.source == source; });
   prune_faults();
+  refresh_links();
   for (auto it = power_limits_.rbegin(); it != power_limits_.rend(); ++it) {  // newest first: the oldest value wins
     if (it->source == source) physics_->set_power_limit(it->device, it->previous_w);
   }

@@ -45,9 +45,13 @@ struct NodeOptions {
 // A fault in force and where it came from.
 struct ActiveFault {
   int device = 0;
+  int peer = -1;       // a link fault: the link's other end (-1: the host); device < peer
+  bool link = false;   // on the link device-peer rather than on the device
   FaultKind kind = FaultKind::kOverTemperature;
   std::string source;  // "control" (npu-emud inject, npu-smi) or the job whose timeline injected it
   Nanos since = 0;     // virtual time of the injection
+  uint64_t id = 0;     // the node's serial number for it
+  bool flap_down = false;  // link-flapping: in its down phase
 };
 
 // One entry of a fault timeline: at virtual time `at`, do `action` on `device` (kPowerLimit
@@ -60,6 +64,7 @@ struct FaultEvent {
   FaultKind kind = FaultKind::kOverTemperature;  // for kInject
   double watts = 0;                               // for kPowerLimit
   std::string source = "control";                 // who scheduled it (end_faults_of() ends its faults)
+  int peer = -2;  // >= -1: the fault acts on the link device-peer (-1: device's host link)
 };
 
 class Node {
@@ -108,7 +113,13 @@ class Node {
   // A device's HCCS links (PCIe links on a PCIe-only node) are down while a device at either end
   // has an active link-down fault.
   Status inject_fault(int device, FaultKind kind, const std::string& source = "control");
+  // A fault on one physical link (both directions) between devices a and b (b = -1: a's PCIe
+  // link to the host): link-down, link-degraded or link-flapping (down 100 ms of every second).
+  Status inject_link_fault(int a, int b, FaultKind kind, const std::string& source = "control");
+  // Lifts the device's faults and those of every link that touches it (and that link's
+  // down-event history).
   Status clear_faults(int device);
+  Status clear_link_faults(int a, int b);
   Status reset_device(int device);
   Status schedule_faults(const std::vector<FaultEvent>& timeline);
   // The faults in force, by device then injection time.
@@ -120,12 +131,17 @@ class Node {
   void end_faults_of(const std::string& source);
   // Lowers (or restores) a device's power limit; DVFS keeps power under it. Watts in (0, TDP].
   Status set_power_limit(int device, double watts);
+  // Brings every link to the state the faults in force call for, reporting each change, and
+  // puts the link root cause (telemetry::link_incidents) on the devices as alarms. Called after
+  // each fault change and before each publish (down events age out of the flap window).
+  // `cause`: the device whose fault, clear or reset this follows (named in link-state events).
+  void refresh_links(int cause = -1);
 
  private:
   Node(NodeSpec spec, NodeOptions options);
-  // Brings the links `device`'s faults act on to the state its and its peers' faults call for,
-  // reporting each change.
-  void refresh_links(int device);
+  Status check_link(int a, int b) const;
+  void flap(uint64_t fault_id, bool down);
+  uint64_t next_fault_id_ = 1;
 
   NodeSpec spec_;
   NodeOptions options_;

@@ -155,6 +155,7 @@ Status ProgramRunner::schedule_faults() {
     FaultEvent e;
     e.at = node_.now() + f.at_ns;
     e.device = f.device;
+    e.peer = f.peer;
     e.action = f.action == "inject"        ? FaultEvent::Action::kInject
              : f.action == "clear"         ? FaultEvent::Action::kClear
              : f.action == "power-limit"   ? FaultEvent::Action::kPowerLimit

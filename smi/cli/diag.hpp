@@ -1,4 +1,4 @@
-// npu-smi diag: active diagnostics by level (probes/diagnostics.hpp) with a result box like
+// npu-smi diag: active diagnostics by level (probes/diag/diagnostics.hpp) with a result box like
 // `dcgmi diag`'s ("Pass - All", "Fail - NPU: 3") and the health exit codes:
 // 0 all Pass, 1 a Warn, 2 a Fail, 3 Unknown (stale node), 4 usage, 5 no node.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/diagnostics.hpp"
+#include "probes/diag/diagnostics.hpp"
 #include "smi/cli/context.hpp"
 
 namespace npukit::smi {

@@ -2,7 +2,8 @@
 #include <algorithm>
 #include <ostream>
 
-#include "probes/health_rules.hpp"
+#include "probes/health/health_rules.hpp"
+#include "telemetry/incidents.hpp"
 #include "smi/cli/commands.hpp"
 #include "smi/cli/diag.hpp"
 #include "smi/common/text.hpp"
@@ -22,6 +23,33 @@ Object check_object(const pr::Check& c) {
   o.add("", "reason", Value::str(c.reason));
   o.add("", "measured", optional_number(c.measured)).add("", "threshold", optional_number(c.threshold));
   o.add("", "unit", c.unit.empty() ? Value::na() : Value::str(c.unit));
+  o.add("", "incident", c.incident.empty() ? Value::na() : Value::str(c.incident));
+  o.add("", "code", c.code == 0 ? Value::na() : Value::str(error_code_text(c.code)));
+  return o;
+}
+
+// One incident: its kind and code, severity, entity, message and handling.
+Object incident_object(const tf::Snapshot& s, const pr::Incident& inc) {
+  Object o;
+  o.add("", "kind", Value::str(inc.kind->kind)).add("", "code", Value::str(error_code_text(inc.kind->code)));
+  o.add("", "severity", Value::str(tf::health_name(inc.kind->severity)));
+  o.add("", "entity", Value::str(tf::entity_name(inc.kind->entity))).add("", "name", Value::str(inc.entity));
+  if (inc.device >= 0) {
+    const tf::DeviceInfo& info = s.device_info(inc.device);
+    o.add("", "npu_id", Value::integer(info.npu_id)).add("", "chip_id", Value::integer(info.chip_id));
+  } else {
+    o.add("", "npu_id", Value::na()).add("", "chip_id", Value::na());
+  }
+  o.add("", "link", inc.device_a >= 0 ? Value::str(tf::link_ends_name(inc.device_a, inc.device_b)) : Value::na());
+  std::vector<std::string> touched;
+  for (int d : inc.peers) {
+    if (d != inc.device) touched.push_back(tf::chip_label(s, d));
+  }
+  nlohmann::json list = touched;
+  std::string joined;
+  for (const std::string& t : touched) joined += (joined.empty() ? "" : ", ") + t;
+  o.add("", "touches", Value::pair(list, joined.empty() ? "-" : joined));
+  o.add("", "message", Value::str(inc.message)).add("", "handling", Value::str(tf::handling_name(inc.kind->handling)));
   return o;
 }
 
@@ -47,12 +75,21 @@ Document build_health_doc(const tf::Snapshot& s, const std::vector<int>& devices
     devs.push_back(std::move(o));
   }
   doc.add_list("devices", std::move(devs));
+  std::vector<Object> incidents;
+  for (const pr::Incident& inc : report.incidents) incidents.push_back(incident_object(s, inc));
+  doc.add_list("incidents", std::move(incidents));
   return doc;
 }
 
 std::string render_health_text(const Document& doc) {
   std::string out = "Node " + doc.value("node").text + " (" + doc.value("node_spec").text + "): " +
                     doc.value("verdict").text + "\n";
+  const std::vector<Object>& incidents = doc.list("incidents");
+  out += incidents.empty() ? "Incidents: none\n" : "Incidents (one per root cause):\n";
+  for (const Object& i : incidents) {
+    out += strprintf("  %-9s%-12s%-14s%s [%s]\n", i.value("severity").text.c_str(), i.value("code").text.c_str(),
+                     i.value("name").text.c_str(), i.value("message").text.c_str(), i.value("handling").text.c_str());
+  }
   for (const Object& d : doc.list("devices")) {
     out += "NPU " + d.value("npu_id").text + " Chip " + d.value("chip_id").text + ": " + d.value("verdict").text + "\n";
     for (const Object& c : d.list("checks")) {
@@ -78,10 +115,14 @@ Result<std::vector<Object>> active_faults(const Session& session, const std::vec
   for (const nlohmann::json& f : (*reply)["faults"]) {
     int d = f.value("device", -1);
     if (d < 0 || d >= session.snapshot.device_count()) continue;
-    if (!devices.empty() && std::find(devices.begin(), devices.end(), d) == devices.end()) continue;
+    auto ends = tf::parse_link_ends(f.value("link", std::string()));
+    bool on = std::find(devices.begin(), devices.end(), d) != devices.end() ||
+              (ends.ok() && std::find(devices.begin(), devices.end(), ends->second) != devices.end());
+    if (!devices.empty() && !on) continue;
     const tf::DeviceInfo& info = session.snapshot.device_info(d);
     Object o;
     o.add("", "npu_id", Value::integer(info.npu_id)).add("", "chip_id", Value::integer(info.chip_id));
+    o.add("", "link", ends.ok() ? Value::str(tf::link_ends_name(ends->first, ends->second)) : Value::na());
     o.add("", "fault", Value::str(f.value("fault", std::string())));
     o.add("", "source", Value::str(f.value("source", std::string())));
     o.add("", "since_s", Value::real(f.value("since_ns", 0.0) / 1e9, 3));
@@ -95,7 +136,9 @@ std::string render_faults_text(const Result<std::vector<Object>>& faults) {
   if (faults->empty()) return "Active faults: none\n";
   std::string out = "Active faults:\n";
   for (const Object& f : *faults) {
-    out += "  NPU " + f.value("npu_id").text + " Chip " + f.value("chip_id").text + ": " + f.value("fault").text +
+    std::string where = f.value("link").text != "NA" ? "link " + f.value("link").text
+                                                     : "NPU " + f.value("npu_id").text + " Chip " + f.value("chip_id").text;
+    out += "  " + where + ": " + f.value("fault").text +
            " since " + f.value("since_s").text + " s, from " + f.value("source").text + "\n";
   }
   return out;

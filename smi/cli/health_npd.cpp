@@ -4,7 +4,7 @@
 #include <ostream>
 #include <sstream>
 
-#include "probes/health_rules.hpp"
+#include "probes/health/health_rules.hpp"
 #include "smi/cli/commands.hpp"
 
 namespace npukit::smi {
@@ -22,43 +22,37 @@ std::string fit(std::string line) {
   return line;
 }
 
-// The first chip with `verdict`, its first check with it, and how many chips have it.
-std::string first_with(const tf::Snapshot& s, const pr::NodeReport& r, pr::Verdict verdict, int& chips) {
+// "<message> (+N more)" for the first incident of `pick` and how many there are.
+template <typename Pick>
+std::string first_incident(const pr::NodeReport& r, Pick pick, int& count) {
   std::string first;
-  chips = 0;
-  for (const pr::DeviceReport& d : r.devices) {
-    if (d.verdict != verdict) continue;
-    if (chips++ > 0) continue;
-    const tf::DeviceInfo& info = s.device_info(d.device);
-    first = "NPU " + std::to_string(info.npu_id) + " Chip " + std::to_string(info.chip_id);
-    for (const pr::Check& c : d.checks) {
-      if (c.verdict == verdict) {
-        first += " " + c.rule + ": " + c.reason;
-        break;
-      }
-    }
+  count = 0;
+  for (const pr::Incident& i : r.incidents) {
+    if (!pick(i)) continue;
+    if (count++ == 0) first = i.message;
   }
-  return first;
+  return first + (count > 1 ? " (+" + std::to_string(count - 1) + " more)" : "");
 }
 
 }  // namespace
 
+// Problems are incidents of severity Alarm or Critical (one per root cause); Warnings show in the
+// OK line.
 int npd_line(std::ostream& out, const tf::Snapshot& s, const std::vector<int>& devices) {
   pr::NodeReport r = pr::evaluate_node(s, devices);
-  int chips = 0;
+  int count = 0;
   if (r.stale) return out << fit("NPU health unknown: node is stale: " + r.stale_reason) << "\n", kNpdUnknown;
-  if (r.verdict == pr::Verdict::kFail) {
-    std::string first = first_with(s, r, pr::Verdict::kFail, chips);
-    std::string more = chips > 1 ? " (+" + std::to_string(chips - 1) + " more)" : "";
-    return out << fit("NPU FAIL" + more + ": " + first) << "\n", kNpdProblem;
-  }
+  std::string problem = first_incident(r, [](const pr::Incident& i) { return i.kind->severity >= tf::Health::kAlarm; }, count);
+  if (count > 0) return out << fit("NPU problem: " + problem) << "\n", kNpdProblem;
   if (r.verdict == pr::Verdict::kUnknown) {
-    return out << fit("NPU health unknown: " + first_with(s, r, pr::Verdict::kUnknown, chips)) << "\n", kNpdUnknown;
+    for (const pr::DeviceReport& d : r.devices) {
+      if (d.verdict != pr::Verdict::kUnknown) continue;
+      std::string why = d.checks.empty() ? "no data" : d.checks.back().reason;
+      return out << fit("NPU health unknown: " + tf::chip_label(s, d.device) + ": " + why) << "\n", kNpdUnknown;
+    }
   }
-  if (r.verdict == pr::Verdict::kWarn) {
-    std::string first = first_with(s, r, pr::Verdict::kWarn, chips);
-    return out << fit("NPUs OK, " + std::to_string(chips) + " WARN: " + first) << "\n", kNpdOk;
-  }
+  std::string warning = first_incident(r, [](const pr::Incident& i) { return i.kind->severity == tf::Health::kWarning; }, count);
+  if (count > 0) return out << fit("NPUs OK, " + std::to_string(count) + " warning(s): " + warning) << "\n", kNpdOk;
   return out << fit("NPUs OK: " + std::to_string(r.devices.size()) + " chips PASS") << "\n", kNpdOk;
 }
 

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "probes/error_codes.hpp"
+#include "probes/health/incidents.hpp"
 #include "smi/common/columns.hpp"
 #include "smi/common/text.hpp"
 
@@ -78,18 +78,27 @@ Object common_keys(const tf::Snapshot& s, int d) {
   return o;
 }
 
+// Every active code, most severe first ("80E18401 80E01801"), NA when none.
 Value error_code_list(const tf::Snapshot& s, int d) {
-  tf::Sample code = s.device(d, fid::kErrorCode);
-  if (!code.ok() || code.as_u64() == 0) return Value::pair(nlohmann::json::array(), "NA");
-  return Value::pair(nlohmann::json::array({code.as_u64()}), strprintf("%04llX", static_cast<unsigned long long>(code.as_u64())));
+  std::vector<uint32_t> codes = probes::device_codes(s, d);
+  if (codes.empty()) return Value::pair(nlohmann::json::array(), "NA");
+  std::string text;
+  for (uint32_t c : codes) text += (text.empty() ? "" : " ") + strprintf("%04X", c);
+  return Value::pair(nlohmann::json(codes), text);
 }
 
 Value error_information(const tf::Snapshot& s, int d) {
-  tf::Sample code = s.device(d, fid::kErrorCode);
-  if (!code.ok() || code.as_u64() == 0) return Value::pair(nlohmann::json::array(), "NA");
-  std::string text = probes::error_text(static_cast<uint32_t>(code.as_u64()), s, d);
-  if (text.empty()) text = std::to_string(code.as_u64());
-  return Value::pair(nlohmann::json::array({text}), text);
+  std::vector<uint32_t> codes = probes::device_codes(s, d);
+  if (codes.empty()) return Value::pair(nlohmann::json::array(), "NA");
+  nlohmann::json list = nlohmann::json::array();
+  std::string text;
+  for (uint32_t c : codes) {
+    std::string info = probes::code_summary(c, s, d);
+    if (info.empty()) info = std::to_string(c);
+    list.push_back(info);
+    text += (text.empty() ? "" : "; ") + info;
+  }
+  return Value::pair(list, text);
 }
 
 Object health_chip(const tf::Snapshot& s, int d) {

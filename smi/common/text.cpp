@@ -18,28 +18,6 @@ std::string strprintf(const char* format, ...) {
   return out;
 }
 
-std::string chip_label(int npu_id, int chip_id, bool multi_chip) {
-  return "NPU " + std::to_string(npu_id) + (multi_chip ? " Chip " + std::to_string(chip_id) : "");
-}
-
-std::string chip_short_label(int npu_id, int chip_id, bool multi_chip) {
-  return std::to_string(npu_id) + (multi_chip ? "-" + std::to_string(chip_id) : "");
-}
-
-namespace {
-bool multi_chip(const telemetry::Snapshot& s) { return s.node().card_count < s.device_count(); }
-}  // namespace
-
-std::string chip_label(const telemetry::Snapshot& s, int device) {
-  const telemetry::DeviceInfo& info = s.device_info(device);
-  return chip_label(info.npu_id, info.chip_id, multi_chip(s));
-}
-
-std::string chip_short_label(const telemetry::Snapshot& s, int device) {
-  const telemetry::DeviceInfo& info = s.device_info(device);
-  return chip_short_label(info.npu_id, info.chip_id, multi_chip(s));
-}
-
 std::string error_code_text(uint64_t code) {
   return strprintf("0x%08llX", static_cast<unsigned long long>(code));
 }

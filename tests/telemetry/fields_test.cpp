@@ -65,6 +65,9 @@ const std::vector<std::pair<FieldId, std::string>> kPinned = {
     {220, "npu_health"},
     {221, "npu_error_code"},
     {222, "npu_throttle_reasons"},
+    {223, "npu_error_code_2"},
+    {224, "npu_error_code_3"},
+    {225, "npu_error_code_4"},
     {240, "npu_ecc_enabled"},
     {241, "npu_ecc_single_bit_volatile_errors"},
     {242, "npu_ecc_double_bit_volatile_errors"},
@@ -79,6 +82,8 @@ const std::vector<std::pair<FieldId, std::string>> kPinned = {
     {401, "npu_link_rx_bytes_total"},
     {402, "npu_link_up"},
     {403, "npu_link_bandwidth_utilization_percent"},
+    {404, "npu_link_rate_percent"},
+    {405, "npu_link_recent_down_count"},
     {450, "npu_process_hbm_used_bytes"},
 };
 
@@ -129,7 +134,8 @@ TEST(Fields, NamesCarryUnitAndKind) {
                                                "_mhz", "_pages", "_volts", "_joules", "_count",
                                                "_errors", "_ratio"};
   // Unitless by nature: enums, bitmasks, flags, identity and integrity values.
-  const std::set<std::string_view> unitless = {"npu_health", "npu_error_code", "npu_throttle_reasons",
+  const std::set<std::string_view> unitless = {"npu_health", "npu_error_code", "npu_error_code_2",
+                                               "npu_error_code_3", "npu_error_code_4", "npu_throttle_reasons",
                                                "npu_ecc_enabled", "npu_link_up", "npu_device_info",
                                                "npu_snapshot_checksum"};
   for (const auto& f : all_fields()) {

@@ -128,7 +128,7 @@ TEST(Daemon, BadProgramsAndRequestsGetAnErrorReplyAndTheDaemonStaysUp) {
   EXPECT_EQ(node.control({{"op", "frobnicate"}})["error"], "unknown op 'frobnicate'");
   auto raw = tf::ControlClient::connect(node.name(), tf::control_socket_path(node.name()), std::chrono::seconds(5));
   ASSERT_TRUE(raw.ok());
-  EXPECT_EQ(node.control({{"op", "inject"}, {"device", "x"}})["error"], "missing integer \"device\"");
+  EXPECT_EQ(node.control({{"op", "inject"}, {"device", "x"}})["error"], "missing integer \"device\" (or \"npu_id\" and \"chip_id\")");
   EXPECT_TRUE(node.control({{"op", "status"}}).value("ok", false));  // still serving
 }
 

@@ -28,7 +28,7 @@ TEST(Faults, NamesParse) {
   for (FaultKind k : all_faults()) EXPECT_EQ(*parse_fault(fault_name(k)), k);
   EXPECT_EQ(parse_fault("fan-stuck").status().message(),
             "unknown fault 'fan-stuck' (expected one of: over-temperature, hbm-double-bit, ecc-storm, "
-            "aicore-hang, link-down, device-lost, aicore-degraded, link-degraded)");
+            "aicore-hang, link-down, device-lost, aicore-degraded, link-degraded, link-flapping)");
 }
 
 TEST(Faults, OverTemperatureWarnsUnderLoadAndClears) {
@@ -39,7 +39,7 @@ TEST(Faults, OverTemperatureWarnsUnderLoadAndClears) {
   keep_busy(*node, ctx, s, 60);
   const Device& d = node->device(2);
   EXPECT_EQ(d.health_state(), Health::kWarning);
-  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), error_code::kTemperatureHigh);
+  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), telemetry::incident("temperature_high").code);
   EXPECT_TRUE(d.sensors().throttle_reasons & throttle_reason::kThermal);
   EXPECT_EQ(node->device(3).health_state(), Health::kOk);  // only the faulty device
   ASSERT_TRUE(ctx.synchronize_stream(s).ok());
@@ -54,7 +54,7 @@ TEST(Faults, HbmDoubleBitRaisesAnAlarmAndIsolatesAPage) {
   ASSERT_TRUE(node->inject_fault(1, FaultKind::kHbmDoubleBit).ok());
   const Device& d = node->device(1);
   EXPECT_EQ(d.health_state(), Health::kAlarm);
-  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), error_code::kEccDoubleBit);
+  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), telemetry::incident("ecc_double_bit").code);
   EXPECT_EQ(d.health().ecc().double_bit_volatile, 1u);
   EXPECT_EQ(d.health().ecc().isolated_pages_double, 1u);
   ASSERT_TRUE(node->clear_faults(1).ok());
@@ -70,7 +70,7 @@ TEST(Faults, EccStormWarnsOnceErrorsPileUp) {
   const Device& d = node->device(0);
   EXPECT_NEAR(static_cast<double>(d.health().ecc().single_bit_volatile), 2000, 25);
   EXPECT_EQ(d.health_state(), Health::kWarning);
-  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), error_code::kEccSingleBitStorm);
+  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), telemetry::incident("ecc_single_bit_storm").code);
   ASSERT_TRUE(node->clear_faults(0).ok());
   node->scheduler().run_until(node->now() + kSecond);
   EXPECT_EQ(d.health().ecc().single_bit_volatile, 0u);
@@ -94,7 +94,7 @@ TEST(Faults, AicoreHangTimesOutTasksAndNeedsAReset) {
   EXPECT_EQ(node->now() - before, node->device(0).spec().runtime.kernel_launch_ns + 2 * kSecond);
   const Device& d = node->device(0);
   EXPECT_EQ(d.health_state(), Health::kCritical);
-  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), error_code::kAicoreTimeout);
+  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), telemetry::incident("aicore_timeout").code);
   ASSERT_TRUE(node->clear_faults(0).ok());
   EXPECT_EQ(d.health_state(), Health::kCritical);  // clear is not enough
   ASSERT_TRUE(node->reset_device(0).ok());
@@ -110,7 +110,7 @@ TEST(Faults, DeviceLostReadsUnknownAndFailsWork) {
   ASSERT_TRUE(node->inject_fault(5, FaultKind::kDeviceLost).ok());
   const Device& d = node->device(5);
   EXPECT_EQ(d.health_state(), Health::kUnknown);
-  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), error_code::kDeviceLost);
+  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), telemetry::incident("device_lost").code);
   ASSERT_TRUE(ctx.memcpy_h2d(s, 0, nullptr, 4096).ok());
   EXPECT_EQ(ctx.synchronize_stream(s).message(), "device 5 lost (error code 0xFFFFFFFF)");
   node->scheduler().run_until(node->now() + kSecond);
@@ -126,13 +126,88 @@ TEST(Faults, LinkDownRaisesAnAlarmUntilCleared) {
   ASSERT_TRUE(node->inject_fault(3, FaultKind::kLinkDown).ok());
   const Device& d = node->device(3);
   EXPECT_EQ(d.health_state(), Health::kAlarm);
-  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), error_code::kLinkDown);
+  EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), telemetry::incident("links_down").code);
   EXPECT_GE(node->fabric().down_link_on(2, 3), 0);
   EXPECT_GE(node->fabric().down_link_on(3, 7), 0);
   EXPECT_EQ(node->fabric().down_link_on(2, 4), -1);
   ASSERT_TRUE(node->clear_faults(3).ok());
   EXPECT_EQ(d.health_state(), Health::kOk);
   EXPECT_EQ(node->fabric().down_link_on(2, 3), -1);
+}
+
+// A device's link-down is one root cause: the device Alarms, each peer (a link to it is down) Warns
+// with the device's code.
+TEST(Faults, ADevicesLinkDownAlarmsItAndWarnsItsPeersWithItsCode) {
+  auto node = make_node();
+  ASSERT_TRUE(node->inject_fault(0, FaultKind::kLinkDown).ok());
+  for (int p = 1; p < 8; ++p) {
+    const Device& d = node->device(p);
+    EXPECT_EQ(d.health_state(), Health::kWarning) << p;
+    EXPECT_EQ(d.health().error_code(20, d.thermal_limits()), telemetry::incident("links_down").code) << p;
+  }
+  EXPECT_EQ(node->device(0).health_state(), Health::kAlarm);
+}
+
+// One link: its two ends Warn with the link's code, the other devices stay OK, traffic across
+// it fails, and clearing the link (or either end) lifts it.
+TEST(Faults, OneLinkDownWarnsItsTwoEndsOnlyUntilCleared) {
+  auto node = make_node();
+  ASSERT_TRUE(node->inject_link_fault(2, 3, FaultKind::kLinkDown).ok());
+  uint32_t code = telemetry::incident("link_down").code;
+  for (int d = 0; d < 8; ++d) {
+    const Device& dev = node->device(d);
+    bool end = d == 2 || d == 3;
+    EXPECT_EQ(dev.health_state(), end ? Health::kWarning : Health::kOk) << d;
+    if (end) {
+      EXPECT_EQ(dev.health().error_code(20, dev.thermal_limits()), code);
+    }
+  }
+  EXPECT_GE(node->fabric().down_link_on(2, 3), 0);
+  EXPECT_GE(node->fabric().down_link_on(3, 2), 0);
+  EXPECT_EQ(node->fabric().down_link_on(2, 4), -1);
+  ASSERT_EQ(node->active_faults().size(), 1u);
+  EXPECT_TRUE(node->active_faults()[0].link);
+  EXPECT_EQ(node->active_faults()[0].peer, 3);
+  ASSERT_TRUE(node->clear_link_faults(3, 2).ok());
+  EXPECT_EQ(node->device(2).health_state(), Health::kOk);
+  EXPECT_EQ(node->fabric().down_link_on(2, 3), -1);
+  ASSERT_TRUE(node->inject_link_fault(2, 3, FaultKind::kLinkDegraded).ok());
+  EXPECT_EQ(node->device(3).health().error_code(20, node->device(3).thermal_limits()), telemetry::incident("link_degraded").code);
+  ASSERT_TRUE(node->clear_faults(2).ok());
+  EXPECT_TRUE(node->active_faults().empty());
+  EXPECT_EQ(node->device(3).health_state(), Health::kOk);
+}
+
+TEST(Faults, AFlappingLinkGoesDownEverySecondAndIsCalledFlapping) {
+  auto node = make_node();
+  ASSERT_TRUE(node->inject_link_fault(4, 5, FaultKind::kLinkFlapping).ok());
+  int downs = 0;
+  bool was_up = true;
+  for (int ms = 0; ms < 3000; ms += 20) {
+    node->scheduler().run_until(node->now() + 20'000'000);
+    bool up = node->fabric().down_link_on(4, 5) < 0;
+    downs += was_up && !up;
+    was_up = up;
+  }
+  EXPECT_GE(downs, 2);
+  EXPECT_LE(downs, 4);
+  EXPECT_EQ(node->device(4).health().error_code(20, node->device(4).thermal_limits()), telemetry::incident("link_flapping").code);
+  EXPECT_EQ(node->device(5).health_state(), Health::kWarning);
+  EXPECT_EQ(node->device(6).health_state(), Health::kOk);
+  ASSERT_TRUE(node->clear_link_faults(4, 5).ok());
+  node->scheduler().run_until(node->now() + 2'000'000'000);
+  EXPECT_EQ(node->fabric().down_link_on(4, 5), -1);
+  EXPECT_EQ(node->device(4).health_state(), Health::kOk);
+}
+
+TEST(Faults, LinkFaultsNameARealLinkAndALinkKind) {
+  auto node = make_node();
+  EXPECT_EQ(node->inject_link_fault(2, 2, FaultKind::kLinkDown).message(), "a link joins two different devices, got 2-2");
+  EXPECT_EQ(node->inject_link_fault(2, 9, FaultKind::kLinkDown).message(), "invalid device id 9 (this node has devices 0-7)");
+  EXPECT_EQ(node->inject_link_fault(2, 3, FaultKind::kEccStorm).message(),
+            "a link takes link-down, link-degraded or link-flapping, not ecc-storm");
+  EXPECT_EQ(node->inject_fault(2, FaultKind::kLinkFlapping).message(),
+            "link-flapping acts on one link: give the link (npu-emud inject --link A-B)");
 }
 
 // The time one matmul takes on `device`, from enqueue to completion (launch included).
@@ -147,11 +222,13 @@ Nanos matmul_time(Node& node, int device) {
   return node.now() - before;
 }
 
-TEST(Faults, AicoreDegradedSlowsAiCoreKernelsSilentlyUntilCleared) {
+// Isolated AI Cores: a Warning (the part reports fewer cores) and every AI Core kernel slower.
+TEST(Faults, AicoreDegradedWarnsAndSlowsAiCoreKernelsUntilCleared) {
   auto node = make_node();
   Nanos healthy = matmul_time(*node, 1);
   ASSERT_TRUE(node->inject_fault(1, FaultKind::kAicoreDegraded).ok());
-  EXPECT_EQ(node->device(1).health_state(), Health::kOk);  // no alarm: only its speed shows it
+  EXPECT_EQ(node->device(1).health_state(), Health::kWarning);
+  EXPECT_EQ(node->device(1).health().error_code(20, node->device(1).thermal_limits()), telemetry::incident("aicore_degraded").code);
   Nanos launch = node->device(1).spec().runtime.kernel_launch_ns;
   Nanos degraded = matmul_time(*node, 1);
   EXPECT_NEAR(static_cast<double>(degraded - launch) / static_cast<double>(healthy - launch), 4.0 / 3.0, 0.01);
@@ -159,17 +236,21 @@ TEST(Faults, AicoreDegradedSlowsAiCoreKernelsSilentlyUntilCleared) {
   EXPECT_NEAR(static_cast<double>(matmul_time(*node, 1)) / static_cast<double>(healthy), 1.0, 0.01);
 }
 
-TEST(Faults, LinkDegradedQuartersTheDevicesLinksSilentlyUntilCleared) {
+// All of a device's links retrained slow: one Warning on it (links_degraded), its peers touched.
+TEST(Faults, LinkDegradedQuartersTheDevicesLinksAndWarnsUntilCleared) {
   auto node = make_node();
   Nanos healthy = node->fabric().transfer_time(2, 3, 64 << 20);
   ASSERT_TRUE(node->inject_fault(3, FaultKind::kLinkDegraded).ok());
-  EXPECT_EQ(node->device(3).health_state(), Health::kOk);
+  EXPECT_EQ(node->device(3).health_state(), Health::kWarning);
+  EXPECT_EQ(node->device(3).health().error_code(20, node->device(3).thermal_limits()), telemetry::incident("links_degraded").code);
+  EXPECT_EQ(node->device(2).health_state(), Health::kWarning);  // a peer, touched
   EXPECT_EQ(node->fabric().down_link_on(2, 3), -1);  // up, only slower
   EXPECT_NEAR(static_cast<double>(node->fabric().transfer_time(2, 3, 64 << 20)) / static_cast<double>(healthy), 4.0, 0.05);
   EXPECT_NEAR(static_cast<double>(node->fabric().transfer_time(3, 2, 64 << 20)) / static_cast<double>(healthy), 4.0, 0.05);
   EXPECT_EQ(node->fabric().transfer_time(2, 4, 64 << 20), healthy);  // links without device 3 keep their rate
   ASSERT_TRUE(node->clear_faults(3).ok());
   EXPECT_EQ(node->fabric().transfer_time(2, 3, 64 << 20), healthy);
+  EXPECT_EQ(node->device(2).health_state(), Health::kOk);
 }
 
 TEST(Faults, APowerLimitOnTheTimelineCapsTheDeviceAtItsTime) {
@@ -230,8 +311,8 @@ TEST(Faults, TheWorstAlarmWins) {
   const Device& d = node->device(0);
   auto alarms = d.health().alarms(d.sensors().temperature_c, d.thermal_limits());
   ASSERT_EQ(alarms.size(), 2u);
-  EXPECT_EQ(alarms[0].code, error_code::kEccDoubleBit);
-  EXPECT_EQ(alarms[1].code, error_code::kEccSingleBitStorm);
+  EXPECT_EQ(alarms[0].code, telemetry::incident("ecc_double_bit").code);
+  EXPECT_EQ(alarms[1].code, telemetry::incident("ecc_single_bit_storm").code);
   EXPECT_EQ(d.health_state(), Health::kAlarm);
 }
 

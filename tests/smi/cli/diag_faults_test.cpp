@@ -30,12 +30,12 @@ struct FaultCase {
 };
 
 const FaultCase kCases[] = {
-    {"over-temperature", 1, "temperature", "is at or above the throttle point", "clear", true},
-    {"hbm-double-bit", 2, "ecc_errors", "uncorrectable (double-bit) ECC error(s)", "clear", false},
-    {"ecc-storm", 1, "ecc_errors", "single-bit ECC errors since the last clear (storm at 1000)", "clear", false},
-    {"aicore-hang", 2, "aicore_hang", "AI Core task timed out", "reset", false},
-    {"link-down", 2, "links", "link(s) down: hccs 3<->", "clear", false},
-    {"device-lost", 2, "device_health", "device lost", "reset", false},
+    {"over-temperature", 1, "temperature", "at or above its throttle point", "clear", true},
+    {"hbm-double-bit", 2, "ecc_errors", "uncorrectable HBM ECC error(s)", "clear", false},
+    {"ecc-storm", 1, "ecc_errors", "single-bit HBM ECC errors since clear (storm: 1000)", "clear", false},
+    {"aicore-hang", 2, "aicore", "had an AI Core task time out", "reset", false},
+    {"link-down", 2, "links", "NPU 3 lost all 7 HCCS links", "clear", false},
+    {"device-lost", 2, "device_health", "fell off the bus", "reset", false},
 };
 
 // "over-temperature" -> "over_temperature" (gtest names allow no dashes).

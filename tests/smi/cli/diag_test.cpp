@@ -43,7 +43,7 @@ TEST(SmiDiag, AFailingChipIsNamedWithItsReasonAndExit2) {
   SmiRun r = run(make_bus(fx), {"diag"});
   EXPECT_EQ(r.exit_code, 2) << r.out;
   EXPECT_NE(r.out.find("| Health Rules              | Fail - NPU: 1                                  |"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("Health Rules, NPU 1: ecc_errors: 2 uncorrectable (double-bit) ECC error(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Health Rules, NPU 1: ecc_errors: NPU 1 has 2 uncorrectable HBM ECC error(s)"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Result: FAIL (exit 2)"), std::string::npos);
 }
 
@@ -89,7 +89,7 @@ TEST(SmiDiag, StaleNodeIsUnknownWithExit3) {
 
 TEST(SmiDiag, JsonCarriesVerdictExitCodeAndEveryTest) {
   json fx = node_fixture("diag-json");
-  fx["devices"][0]["fields"] = {{"npu_temperature_celsius", 101.0}};
+  fx["devices"][0]["fields"] = {{"npu_temperature_celsius", 101.0}, {"npu_health", 2}, {"npu_error_code", 0x80E18402u}};
   SmiRun r = run(make_bus(fx), {"diag", "--json", "-i", "0"});
   EXPECT_EQ(r.exit_code, 2);
   json j = json::parse(r.out);

@@ -90,12 +90,15 @@ TEST(K8s, NpdRuleMeetsThePluginContractOnEveryNodeState) {
   };
   run_as_npd(node.name(), 0, "NPUs OK: 8 chips PASS");
   ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 2 --fault ecc-storm").exit_code, 0);
-  ASSERT_TRUE(eventually([&] { return run_command("NPU_NODE=" + node.name() + " " + command).exit_code == 0 &&
-                                      run_command("NPU_NODE=" + node.name() + " " + command).output.find("WARN") != std::string::npos; }));
-  run_as_npd(node.name(), 0, "NPUs OK, 1 WARN: NPU 2 Chip 0");
+  ASSERT_TRUE(eventually([&] { return run_command("NPU_NODE=" + node.name() + " " + command).output.find("warning") != std::string::npos; }));
+  run_as_npd(node.name(), 0, "NPUs OK, 1 warning(s): NPU 2 has ");
   ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 5 --fault aicore-hang").exit_code, 0);
   ASSERT_TRUE(eventually([&] { return run_command("NPU_NODE=" + node.name() + " " + command).exit_code == 1; }));
-  run_as_npd(node.name(), 1, "NPU FAIL: NPU 5 Chip 0");
+  run_as_npd(node.name(), 1, "NPU problem: NPU 5 had an AI Core task time out");
+  // One down link is one problem, named by its link (its two ends only warn).
+  ASSERT_EQ(run_command(emud() + " reset --node-name " + node.name() + " --device 5").exit_code, 0);
+  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --link 3-4 --fault link-down").exit_code, 0);
+  run_as_npd(node.name(), 1, "NPU problem: HCCS link 3-4 down");
   run_as_npd("no-such-node", 2, "NPU health unknown: ");
 }
 

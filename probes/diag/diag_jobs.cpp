@@ -1,4 +1,4 @@
-#include "probes/diag_jobs.hpp"
+#include "probes/diag/diag_jobs.hpp"
 
 #include <thread>
 

@@ -1,4 +1,4 @@
-#include "probes/diagnostics.hpp"
+#include "probes/diag/diagnostics.hpp"
 
 #include <signal.h>
 
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "probes/diag_tests.hpp"
+#include "probes/diag/diag_tests.hpp"
 
 namespace npukit::probes {
 
@@ -132,8 +132,9 @@ void device_specs(const DiagContext& ctx, std::span<const int> devices, DiagTest
 
 void health(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {
   const tf::Snapshot& s = ctx.snapshot;
+  std::vector<Incident> incidents = node_incidents(s);
   for (int d : devices) {
-    DeviceReport r = evaluate_device(s, d);
+    DeviceReport r = evaluate_device(s, d, incidents);
     std::vector<std::string> why;
     for (const Check& c : r.checks) {
       if (c.verdict != Verdict::kPass) why.push_back(c.rule + ": " + c.reason);

@@ -34,7 +34,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "probes/health_rules.hpp"
+#include "probes/health/health_rules.hpp"
 #include "telemetry/client.hpp"
 #include "telemetry/snapshot.hpp"
 

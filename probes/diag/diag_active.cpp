@@ -6,8 +6,8 @@
 #include <functional>
 #include <set>
 
-#include "probes/diag_jobs.hpp"
-#include "probes/diag_tests.hpp"
+#include "probes/diag/diag_jobs.hpp"
+#include "probes/diag/diag_tests.hpp"
 #include "workloads/program_ops.hpp"
 
 namespace npukit::probes::diag {

@@ -8,9 +8,9 @@
 #include <mutex>
 #include <set>
 
-#include "probes/diagnostics.hpp"
+#include "probes/diag/diagnostics.hpp"
 #include "telemetry/client.hpp"
-#include "tests/probes/chip_fixture.hpp"
+#include "tests/probes/diag/chip_fixture.hpp"
 
 namespace npukit::probes {
 namespace {

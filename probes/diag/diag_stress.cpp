@@ -10,8 +10,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "probes/diag_jobs.hpp"
-#include "probes/diag_tests.hpp"
+#include "probes/diag/diag_jobs.hpp"
+#include "probes/diag/diag_tests.hpp"
 
 namespace npukit::probes::diag {
 

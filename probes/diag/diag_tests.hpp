@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "probes/diagnostics.hpp"
+#include "probes/diag/diagnostics.hpp"
 #include "telemetry/program.hpp"
 
 namespace npukit::probes::diag {
