@@ -1,5 +1,8 @@
 #include "smi/exporter/metrics.hpp"
 
+#include <cstdio>
+
+#include "probes/health/incidents.hpp"
 #include "smi/exporter/text.hpp"
 
 namespace npukit::smi::exporter {
@@ -152,6 +155,24 @@ void render_links(Exposition& ex, const tf::Snapshot& s) {
   }
 }
 
+// One series per incident (one per root cause), labelled from the incident table: what the alert
+// rules fire on, so a root cause raises one alert whatever it touches.
+void render_incidents(Exposition& ex, const tf::Snapshot& s, const std::vector<Labels>& labels) {
+  ex.family("npu_incident", "an active incident, one per root cause (value 1); labels from the incident table", "gauge");
+  for (const probes::Incident& inc : probes::node_incidents(s)) {
+    if (inc.kind->entity == tf::IncidentEntity::kNode) continue;  // npu_exporter_node_up says it
+    char code[16];
+    std::snprintf(code, sizeof code, "0x%08X", inc.kind->code);
+    Labels l;
+    if (inc.device >= 0) l = labels[static_cast<std::size_t>(inc.device)];
+    l.insert(l.end(), {{"kind", inc.kind->kind}, {"code", code}, {"level", tf::health_name(inc.kind->severity)}, {"target", inc.entity},
+                       {"entity", tf::entity_name(inc.kind->entity)}, {"handling", tf::handling_name(inc.kind->handling)},
+                       {"summary", inc.device >= 0 ? probes::code_summary(inc.kind->code, s, inc.device) : inc.message}});
+    if (inc.device < 0) l.insert(l.end(), {{"link_kind", inc.link_kind}, {"pair", tf::link_ends_name(inc.device_a, inc.device_b)}});
+    ex.sample(l, 1);
+  }
+}
+
 void render_processes(Exposition& ex, const tf::Snapshot& s) {
   const tf::FieldDef* f = tf::find_field(fid::kProcessHbmUsedBytes);
   auto id_of = [&s](int device) {
@@ -193,6 +214,7 @@ std::string render_metrics(const tf::Snapshot* s, const ScrapeStatus& st) {
   render_device_fields(ex, *s, labels);
   render_mindx(ex, *s, labels);
   render_links(ex, *s);
+  render_incidents(ex, *s, labels);
   render_processes(ex, *s);
   return ex.str();
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "probes/health/incidents.hpp"
 #include "smi/common/text.hpp"
 #include "smi/top/format.hpp"
 
@@ -51,16 +52,19 @@ constexpr int kMaxBatchesPerTick = 8;
 
 }  // namespace
 
-void state_alarms(const tf::Snapshot& s, int d, std::vector<Alarm>& out) {
-  tf::Health h = s.health(d);
-  if (h != tf::Health::kOk) {
-    std::string text = device_name(s, d) + " " + tf::health_name(h);
-    tf::Sample code = s.device(d, tf::fid::kErrorCode);
-    if (code.ok() && code.as_u64() != 0) text += " " + smi::error_code_text(code.as_u64());
-    out.push_back({h == tf::Health::kWarning ? Severity::kWarning : Severity::kCritical, d, text});
+void state_alarms(const tf::Snapshot& s, std::vector<Alarm>& out) {
+  for (const probes::Incident& inc : probes::node_incidents(s)) {
+    int device = inc.device >= 0 ? inc.device : inc.peers.empty() ? -1 : inc.peers.front();
+    Severity severity = inc.kind->severity == tf::Health::kWarning ? Severity::kWarning : Severity::kCritical;
+    std::string summary = inc.device >= 0 ? probes::code_summary(inc.kind->code, s, inc.device) : inc.message;
+    out.push_back({severity, device, inc.entity + " " + tf::health_name(inc.kind->severity) + " " +
+                                         smi::error_code_text(inc.kind->code) + " " + summary});
   }
-  tf::Sample throttle = s.device(d, tf::fid::kThrottleReasons);
-  if (throttle.ok() && throttle.as_u64() != 0) {
+  // Thermal throttling is the temperature incident's; a power limit holding the clock down is
+  // worth seeing too.
+  for (int d = 0; d < s.device_count(); ++d) {
+    tf::Sample throttle = s.device(d, tf::fid::kThrottleReasons);
+    if (!throttle.ok() || (throttle.as_u64() & ~tf::kThrottleThermal) == 0) continue;
     std::string text = device_name(s, d) + " throttled (" + throttle_text(throttle.as_u64()) + ")";
     tf::Sample clock = s.device(d, tf::fid::kAicoreClockMhz);
     tf::Sample max = s.device(d, tf::fid::kAicoreClockMaxMhz);
@@ -247,7 +251,7 @@ void Collector::build_alarms(Frame& f) {
                                                      "): values are not live"});
     return;
   }
-  for (int d = 0; d < f.snapshot.device_count(); ++d) state_alarms(f.snapshot, d, f.alarms);
+  state_alarms(f.snapshot, f.alarms);
   auto memory = static_cast<uint64_t>(options_.event_memory.count());
   std::erase_if(recent_, [&](const auto& kv) { return kv.second.last_ts_ns + memory < virtual_now_ns_; });
   for (const auto& [key, r] : recent_) {

@@ -6,8 +6,8 @@
 // error message and the next tick retries), stale (the snapshot says so: values are not live and
 // history records gaps), live.
 //
-// Alarms: from the snapshot, a device whose health is not OK (with its error code) and a
-// throttled device (with the reasons and clock); new ECC errors (the increase of the aggregate
+// Alarms: from the snapshot, the node's incidents (probes/health/incidents.hpp, one per root
+// cause) and a device a power limit throttles (with the reasons and clock); new ECC errors (the increase of the aggregate
 // single/double-bit counters between ticks, so none is missed, coalesced per device and kind);
 // from events, task timeouts, links going down and injected faults. Each stays for
 // `event_memory` of the node's virtual time after it last happened. A stale node gets one node
@@ -78,7 +78,8 @@ class Collector {
   std::vector<std::array<std::optional<uint64_t>, 2>> ecc_totals_;  // per device: SBE, DBE totals
 };
 
-// The alarm text for a device's state: health (with the error code) and throttling.
-void state_alarms(const tf::Snapshot& s, int device, std::vector<Alarm>& out);
+// The alarms of the node's state: one per incident (one per root cause: where, level, code and
+// what, on the device it sits on or the first it touches), and each device a power limit throttles.
+void state_alarms(const tf::Snapshot& s, std::vector<Alarm>& out);
 
 }  // namespace npukit::top

@@ -19,6 +19,7 @@ constexpr tf::FieldId kRecordedFields[] = {
     fid::kHbmUsedBytes, fid::kHbmTotalBytes,    fid::kDdrUsedBytes,     fid::kDdrTotalBytes,
     fid::kHealth,       fid::kErrorCode,        fid::kThrottleReasons,  fid::kEccSingleBitVolatile,
     fid::kEccDoubleBitVolatile, fid::kEccSingleBitTotal, fid::kEccDoubleBitTotal, fid::kProcessCount,
+    fid::kErrorCode2,   fid::kErrorCode3,       fid::kErrorCode4,
 };
 
 json sample_json(const tf::Sample& s) {

@@ -109,9 +109,10 @@ TEST(PowerNa, A310PReportsNoPowerAnywhere) {
 // chip): rows "2-1", alarms and panels "NPU 2 Chip 1"; single-chip nodes keep "NPU 5".
 TEST(Numbering, NpuTopUsesNpuSmisCardAndChipIds) {
   ScopedNode node("numbering", "--spec 4x310P3");
-  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 5 --fault ecc-storm").exit_code, 0);
+  // npu-emud takes the same ids: -i 2 -c 1 is the sixth chip.
+  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " -i 2 -c 1 --fault ecc-storm").exit_code, 0);
   std::string top = bin("smi/npu-top") + " --node-name " + node.name() + " --frames 1 --ascii --size 120x30";
-  ASSERT_TRUE(eventually([&] { return run_command(top).output.find("! NPU 2 Chip 1 Warning") != std::string::npos; }))
+  ASSERT_TRUE(eventually([&] { return run_command(top).output.find("! NPU 2 Chip 1 Warning 0x80E01801 single-bit ECC error storm") != std::string::npos; }))
       << run_command(top).output;
   std::string frame = run_command(top).output;
   EXPECT_NE(frame.find("\n2-1 "), std::string::npos) << frame;

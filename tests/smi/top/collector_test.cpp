@@ -79,7 +79,8 @@ TEST(TopCollector, AlarmsForHealthThrottlingAndEcc) {
   node.publish(3, {.sbe_total = 2000});
   node.set_virtual_time(5'000'000'000);
   auto f = c->collect();
-  EXPECT_EQ(alarm_texts(*f), (std::vector<std::string>{"NPU 1 Alarm 0x80E01802", "NPU 1 ECC double-bit +1 (0s ago)",
+  EXPECT_EQ(alarm_texts(*f), (std::vector<std::string>{"NPU 1 Alarm 0x80E01802 uncorrectable HBM ECC error, page isolated",
+                                                      "NPU 1 ECC double-bit +1 (0s ago)",
                                                       "NPU 2 throttled (thermal+power) 800/1850 MHz",
                                                       "NPU 3 ECC single-bit +2000 (0s ago)"}));
   EXPECT_EQ(f->alarms[0].severity, Severity::kCritical);
@@ -183,7 +184,7 @@ TEST(TopCollector, RecordingsRoundTripThroughJsonAndReplay) {
   ASSERT_EQ(f->processes.size(), 1u);
   EXPECT_EQ(f->processes[0].name, "job");
   EXPECT_EQ(f->snapshot.device_info(1).bus_id, "0000:51:00.0");
-  EXPECT_EQ(alarm_texts(*f), (std::vector<std::string>{"NPU 0 Warning 0x80E18401"}));
+  EXPECT_EQ(alarm_texts(*f), (std::vector<std::string>{"NPU 0 Warning 0x80E18401 temperature above throttle point"}));
 }
 
 TEST(TopCollector, BadRecordingsAreRejectedSayingWhere) {

@@ -100,7 +100,7 @@ class TestNode {
     u.set(fid::kAicoreClockMhz, v.clock).set(fid::kAicoreClockMaxMhz, v.clock_max);
     u.set(fid::kHbmUsedBytes, v.hbm_used).set(fid::kHbmTotalBytes, v.hbm_total);
     u.set(fid::kHealth, v.health).set(fid::kErrorCode, v.code).set(fid::kThrottleReasons, v.throttle);
-    u.set(fid::kEccSingleBitVolatile, uint64_t{0}).set(fid::kEccDoubleBitVolatile, uint64_t{0});
+    u.set(fid::kEccSingleBitVolatile, v.sbe_total).set(fid::kEccDoubleBitVolatile, v.dbe_total);  // no clear yet
     u.set(fid::kEccSingleBitTotal, v.sbe_total).set(fid::kEccDoubleBitTotal, v.dbe_total);
     u.set(fid::kProcessCount, uint64_t{0});
   }
