@@ -83,6 +83,7 @@ void add_device_incidents(const tf::Snapshot& s, int d, std::vector<Incident>& o
     inc.device = d;
     inc.entity = tf::chip_label(s, d);
     inc.message = finish(tf::fill(k->message, values));
+    inc.summary = tf::fill(k->summary, values);
     out.push_back(std::move(inc));
   }
 }
@@ -146,6 +147,7 @@ void add_link_incidents(const tf::Snapshot& s, std::vector<Incident>& out) {
       values.emplace_back("limit", whole(tf::kFlapWindowS));
     }
     inc.message = finish(tf::fill(li.kind->message, values));
+    inc.summary = tf::fill(li.kind->summary, values);
     out.push_back(std::move(inc));
   }
 }
@@ -171,7 +173,7 @@ std::vector<Incident> node_incidents(const tf::Snapshot& s) {
   if (s.stale()) {
     const tf::IncidentKind& k = tf::incident("node_stale");
     Values values{{"value", s.node().node_name}, {"limit", s.stale_reason()}};
-    out.push_back({&k, -1, -1, -1, "", {}, "node", finish(tf::fill(k.message, values))});
+    out.push_back({&k, -1, -1, -1, "", {}, "node", finish(tf::fill(k.message, values)), k.summary});
     return out;  // a stale node's device data is old: nothing else to judge
   }
   for (int d = 0; d < s.device_count(); ++d) add_device_incidents(s, d, out);

@@ -27,6 +27,7 @@ struct Incident {
   std::vector<int> peers;     // NPUs it touches besides its own (shown at peer_severity)
   std::string entity;         // "NPU 3", "NPU 1 Chip 0", "HCCS 2-3", "node"
   std::string message;        // the kind's message with the measured values, <= 80 chars
+  std::string summary;        // the kind's summary for this entity: static while it lasts
 };
 
 inline constexpr std::size_t kMaxMessageChars = 80;

@@ -167,7 +167,7 @@ void render_incidents(Exposition& ex, const tf::Snapshot& s, const std::vector<L
     if (inc.device >= 0) l = labels[static_cast<std::size_t>(inc.device)];
     l.insert(l.end(), {{"kind", inc.kind->kind}, {"code", code}, {"level", tf::health_name(inc.kind->severity)}, {"target", inc.entity},
                        {"entity", tf::entity_name(inc.kind->entity)}, {"handling", tf::handling_name(inc.kind->handling)},
-                       {"summary", inc.device >= 0 ? probes::code_summary(inc.kind->code, s, inc.device) : inc.message}});
+                       {"summary", inc.summary}});
     if (inc.device < 0) l.insert(l.end(), {{"link_kind", inc.link_kind}, {"pair", tf::link_ends_name(inc.device_a, inc.device_b)}});
     ex.sample(l, 1);
   }

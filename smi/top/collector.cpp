@@ -56,9 +56,8 @@ void state_alarms(const tf::Snapshot& s, std::vector<Alarm>& out) {
   for (const probes::Incident& inc : probes::node_incidents(s)) {
     int device = inc.device >= 0 ? inc.device : inc.peers.empty() ? -1 : inc.peers.front();
     Severity severity = inc.kind->severity == tf::Health::kWarning ? Severity::kWarning : Severity::kCritical;
-    std::string summary = inc.device >= 0 ? probes::code_summary(inc.kind->code, s, inc.device) : inc.message;
     out.push_back({severity, device, inc.entity + " " + tf::health_name(inc.kind->severity) + " " +
-                                         smi::error_code_text(inc.kind->code) + " " + summary});
+                                         smi::error_code_text(inc.kind->code) + " " + inc.summary});
   }
   // Thermal throttling is the temperature incident's; a power limit holding the clock down is
   // worth seeing too.
