@@ -75,6 +75,30 @@ TEST(Workload, HostSideKnobsReachTheProgramAndBadValuesAreNamed) {
   EXPECT_EQ(parse_workload(doc, "t.json").status().message(), "workload error: t.json: workload.op_dispatch_us: must be >= 0");
 }
 
+// A fault entry names a device or one link; the link reaches the program as device + peer, and
+// the program's JSON round-trips it.
+TEST(Workload, FaultEntriesNameADeviceOrALink) {
+  nlohmann::json doc = {{"name", "t"}, {"kind", "train"}, {"params", 1024},
+                        {"layers", {{{"op", "aten::relu"}, {"inputs", {{64, 64}}}}}},
+                        {"faults", {{{"at_ms", 5}, {"link", "2-3"}, {"fault", "link-flapping"}},
+                                    {{"at_ms", 9}, {"device", 1}, {"fault", "ecc-storm"}}}}};
+  auto w = parse_workload(doc, "t.json");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  ASSERT_EQ(w->faults.size(), 2u);
+  EXPECT_EQ(w->faults[0].device, 2);
+  EXPECT_EQ(w->faults[0].peer, 3);
+  EXPECT_EQ(w->faults[1].peer, -2);  // a device fault
+  auto points = compile_workload(*w, {});
+  ASSERT_TRUE(points.ok()) << points.status().message();
+  auto back = telemetry::parse_program(telemetry::program_to_json(points->front().program));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(back->faults[0].peer, 3);
+  EXPECT_EQ(back->faults[1].peer, -2);
+  doc["faults"][0]["link"] = "2_3";
+  EXPECT_EQ(parse_workload(doc, "t.json").status().message(),
+            "workload error: t.json: faults[0].link: invalid link '2_3': expected A-B (two device ids, e.g. 2-3) or A-host");
+}
+
 TEST(Workload, BlocksRepeatTheirLayersInOrder) {
   nlohmann::json doc = {{"name", "t"}, {"kind", "infer"},
                         {"layers", {{{"op", "aten::relu"}, {"inputs", {{8, 8}}}},

@@ -303,6 +303,23 @@ TEST(Faults, AJobsTimelineFaultsEndWithTheJobExceptPersistentOnes) {
   EXPECT_EQ(node->active_faults().size(), 1u);
 }
 
+// A timeline's link fault acts on that link and ends with its job.
+TEST(Faults, ATimelinesLinkFaultEndsWithItsJob) {
+  auto node = make_node();
+  const std::string job = "job 8 'links'";
+  Nanos t0 = node->now();
+  ASSERT_TRUE(node->schedule_faults({{.at = t0 + 1'000'000, .device = 2, .kind = FaultKind::kLinkDown, .source = job, .peer = 5}}).ok());
+  node->scheduler().run_until(t0 + 2'000'000);
+  EXPECT_GE(node->fabric().down_link_on(5, 2), 0);
+  EXPECT_EQ(node->device(5).health_state(), Health::kWarning);
+  node->end_faults_of(job);
+  EXPECT_EQ(node->fabric().down_link_on(5, 2), -1);
+  EXPECT_EQ(node->device(5).health_state(), Health::kOk);
+  EXPECT_TRUE(node->active_faults().empty());
+  EXPECT_EQ(node->schedule_faults({{.at = t0, .device = 2, .kind = FaultKind::kEccStorm, .peer = 5}}).message(),
+            "a link takes link-down, link-degraded or link-flapping, not ecc-storm");
+}
+
 TEST(Faults, TheWorstAlarmWins) {
   auto node = make_node();
   ASSERT_TRUE(node->inject_fault(0, FaultKind::kEccStorm).ok());
