@@ -5,6 +5,7 @@
 #include "profiler/analyze/merge.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <unordered_map>
 
 namespace npukit::prof {
@@ -34,6 +35,26 @@ class StringMerger {
 
 void remap(int64_t& id, const std::vector<int64_t>& to) {
   if (id >= 0 && static_cast<std::size_t>(id) < to.size()) id = to[static_cast<std::size_t>(id)];
+}
+
+// Orders tasks by (start, device), equal keys in their present order (what std::stable_sort
+// gives), sorting 16-byte keys and moving each record once: on a million 160-byte records this is
+// several times faster than sorting the records themselves.
+void sort_tasks_by_start(std::vector<TaskRecord>& tasks) {
+  struct Key {
+    int64_t start;
+    int32_t device;
+    uint32_t index;
+  };
+  std::vector<Key> keys(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) keys[i] = {tasks[i].start, tasks[i].device, static_cast<uint32_t>(i)};
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.start, a.device, a.index) < std::tie(b.start, b.device, b.index);
+  });
+  std::vector<TaskRecord> sorted;
+  sorted.reserve(tasks.size());
+  for (const Key& k : keys) sorted.push_back(std::move(tasks[k.index]));
+  tasks = std::move(sorted);
 }
 
 void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t>& ids, bool first) {
@@ -81,6 +102,9 @@ ProfileData merge_ranks(std::vector<ProfileData> parts, std::string path) {
   out.db_path = std::move(path);
   out.ranks = static_cast<int>(parts.size());
   StringMerger strings(out.strings);
+  std::size_t tasks = 0;
+  for (const ProfileData& part : parts) tasks += part.tasks.size();
+  out.tasks.reserve(tasks);
   for (std::size_t i = 0; i < parts.size(); ++i) {
     ProfileData& part = parts[i];
     if (i == 0) out.meta = part.meta, out.run = part.run;
@@ -88,9 +112,7 @@ ProfileData merge_ranks(std::vector<ProfileData> parts, std::string path) {
   }
   // One order for every consumer: by start, then device; tasks keep "by globalTaskId" order by
   // being renumbered in it (each rank's ids start at 0).
-  std::stable_sort(out.tasks.begin(), out.tasks.end(), [](const TaskRecord& a, const TaskRecord& b) {
-    return std::tie(a.start, a.device) < std::tie(b.start, b.device);
-  });
+  sort_tasks_by_start(out.tasks);
   for (std::size_t i = 0; i < out.tasks.size(); ++i) out.tasks[i].global_task_id = static_cast<int64_t>(i);
   std::stable_sort(out.steps.begin(), out.steps.end(), [](const StepWindow& a, const StepWindow& b) {
     return std::tie(a.step, a.device) < std::tie(b.step, b.device);

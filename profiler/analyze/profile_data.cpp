@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <optional>
+#include <thread>
 #include <unordered_map>
 
 #include "profiler/analyze/merge.hpp"
@@ -378,11 +381,22 @@ Result<ProfileData> load_profile(const std::string& path, const LoadOptions& opt
     }
     dbs = std::vector<RankDb>{*it};
   }
+  // The rank databases are independent (a connection each): read them on a few threads, then
+  // report the first error in rank order.
+  std::vector<std::optional<Result<ProfileData>>> loaded(dbs->size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < dbs->size(); i = next++) loaded[i].emplace(load_one((*dbs)[i].db, options));
+  };
+  std::size_t workers = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, std::min<std::size_t>(dbs->size(), 8));
+  std::vector<std::thread> threads;
+  for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
   std::vector<ProfileData> parts;
-  for (const RankDb& r : *dbs) {
-    auto part = load_one(r.db, options);
-    if (!part.ok()) return part.status();
-    parts.push_back(std::move(*part));
+  for (auto& part : loaded) {
+    if (!part->ok()) return part->status();
+    parts.push_back(std::move(**part));
   }
   return merge_ranks(std::move(parts), path);
 }
