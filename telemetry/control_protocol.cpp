@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "telemetry/control.hpp"
+#include "telemetry/json_reader.hpp"
 
 namespace npukit::telemetry {
 
@@ -52,6 +53,9 @@ Status reply_status(const nlohmann::json& reply) {
 
 std::string ControlDispatcher::handle_line(std::string_view line, const Peer& peer) const {
   nlohmann::json request;
+  if (std::size_t at = too_deep_at(line); at != 0) {
+    return to_line(error_reply(malformed("nested deeper than " + std::to_string(kMaxJsonDepth) + " levels", at), "malformed_request"));
+  }
   try {
     request = nlohmann::json::parse(line);
   } catch (const nlohmann::json::parse_error& e) {

@@ -36,8 +36,33 @@ std::string short_parse_message(const std::string& what) {
 
 }  // namespace
 
+std::size_t too_deep_at(std::string_view text) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) return i + 1;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return 0;
+}
+
 Result<nlohmann::json> parse_json_text(const std::string& text, const std::string& file,
                                        std::string_view prefix) {
+  if (std::size_t at = too_deep_at(text); at != 0) {
+    auto [line, col] = line_col(text, at);
+    return InvalidArgument(std::string(prefix) + ": " + file + ":" + std::to_string(line) + ":" + std::to_string(col) +
+                           ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+  }
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
@@ -150,6 +175,15 @@ int64_t ObjectReader::integer(const char* member, int64_t fallback, bool require
   const auto& v = j_[member];
   if (!v.is_number_integer()) fail(member, std::string("expected an integer, got ") + v.type_name());
   return v.is_number_integer() ? v.get<int64_t>() : fallback;
+}
+
+int64_t ObjectReader::integer_in(const char* member, int64_t fallback, int64_t lo, int64_t hi) {
+  int64_t v = integer(member, fallback);
+  if (v < lo || v > hi) {
+    fail(member, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(v));
+    return fallback;
+  }
+  return v;
 }
 
 double ObjectReader::number(const char* member, double fallback, bool required) {

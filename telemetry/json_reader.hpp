@@ -16,7 +16,15 @@
 
 namespace npukit {
 
-// Parses `text`; on a syntax error: "<prefix>: <file>:<line>:<col>: <what>".
+// The deepest nesting of arrays and objects an outside document may have: every reader of one
+// walks it recursively, so a document nested 100,000 deep would exhaust the stack.
+inline constexpr int kMaxJsonDepth = 128;
+// The byte offset (1-based) where `text` first nests deeper than kMaxJsonDepth, 0 when it
+// never does (strings are skipped, as the parser reads them).
+std::size_t too_deep_at(std::string_view text);
+
+// Parses `text`; on a syntax error: "<prefix>: <file>:<line>:<col>: <what>" (nesting deeper than
+// kMaxJsonDepth is one).
 Result<nlohmann::json> parse_json_text(const std::string& text, const std::string& file,
                                        std::string_view prefix);
 // Reads and parses a file; a missing file: "<prefix>: <file>: cannot open (<errno text>)".
@@ -66,6 +74,8 @@ class ObjectReader {
   void fail(const std::string& member, const std::string& what);
   bool has(const char* member) const { return j_.is_object() && j_.contains(member); }
   int64_t integer(const char* member, int64_t fallback, bool required = false);
+  // An integer in [lo, hi] (the fallback when absent); outside it: "must be in [lo, hi]".
+  int64_t integer_in(const char* member, int64_t fallback, int64_t lo, int64_t hi);
   double number(const char* member, double fallback, bool required = false);
   std::string text(const char* member, std::string fallback, bool required = false);
   bool boolean(const char* member, bool fallback);

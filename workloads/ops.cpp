@@ -1,5 +1,7 @@
 #include "workloads/ops.hpp"
 
+#include <algorithm>
+
 #include <map>
 
 namespace npukit::work {
@@ -60,6 +62,51 @@ int64_t elements(const Shape& s) {
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;
+}
+
+namespace {
+
+// Whether attrs[key], when present, is an array of at least two integers >= lo.
+bool int_pair(const nlohmann::json& attrs, const char* key, int64_t lo) {
+  if (!attrs.is_object() || !attrs.contains(key)) return true;
+  const auto& v = attrs[key];
+  if (!v.is_array() || v.size() < 2) return false;
+  return std::all_of(v.begin(), v.end(), [&](const nlohmann::json& x) { return x.is_number_integer() && x.get<int64_t>() >= lo; });
+}
+
+}  // namespace
+
+std::string input_problem(const std::string& op, const std::vector<Shape>& in, const nlohmann::json& attrs) {
+  struct Need {
+    std::size_t inputs;   // at least
+    std::size_t rank;     // of input 0 (and 1 where `both`), at least
+    bool exact = false;   // rank exactly
+    bool both = false;    // input 1 too
+  };
+  Need need{0, 0};
+  switch (family_of(op)) {
+    case Family::kMatmul: need = {2, 2, true, true}; break;
+    case Family::kBatchMatmul: need = {2, 2, false, true}; break;
+    case Family::kConv: need = {2, 4, true, true}; break;
+    case Family::kEmbedding: need = {2, 2, true}; break;
+    case Family::kLayerNorm: need = {2, 1}; break;
+    case Family::kBatchNorm: need = {1, 2}; break;
+    case Family::kRelu: case Family::kGelu: case Family::kSoftmax: case Family::kLoss: case Family::kReduce: need = {1, 1}; break;
+    default: return "";
+  }
+  auto rank_ok = [&](const Shape& s) { return need.exact ? s.size() == need.rank : s.size() >= need.rank; };
+  bool ok = in.size() >= need.inputs && (in.empty() || rank_ok(in[0])) && (!need.both || (in.size() > 1 && rank_ok(in[1])));
+  if (!ok) {
+    std::string dims = std::to_string(need.rank) + (need.exact ? "" : "+") + "-D";
+    std::string got;
+    for (const Shape& s : in) got += (got.empty() ? "" : ", ") + std::to_string(s.size()) + "-D";
+    return op + " takes " + (need.inputs == 1 ? "an input" : std::to_string(need.inputs) + " inputs") + " of " + dims +
+           " shape" + (need.both ? "s" : "") + ", got " + (got.empty() ? "none" : got);
+  }
+  if (family_of(op) == Family::kConv && (!int_pair(attrs, "strides", 1) || !int_pair(attrs, "pads", 0))) {
+    return op + ": attrs strides and pads must be arrays of two integers (strides >= 1, pads >= 0)";
+  }
+  return "";
 }
 
 StepOp forward_op(const Layer& layer, const std::string& dtype) {

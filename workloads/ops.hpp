@@ -29,6 +29,11 @@ enum class Family { kMatmul, kBatchMatmul, kConv, kRelu, kGelu, kSoftmax, kLayer
                     kEmbedding, kLoss, kReduce, kOther };
 Family family_of(const std::string& op);
 
+// What is wrong with a forward op's inputs for its family ("" when nothing): the count and the
+// ranks its output shape and gradient ops read (a matmul takes two 2-D inputs), and a
+// convolution's strides and pads. The kernels check the rest when the program is built.
+std::string input_problem(const std::string& op, const std::vector<Shape>& inputs, const nlohmann::json& attrs);
+
 // The forward layer as a StepOp (input dtypes: the layer's own, else `dtype`).
 StepOp forward_op(const Layer& layer, const std::string& dtype);
 // Output shape of a forward op (empty when the family does not say).

@@ -108,8 +108,7 @@ int report_failure(const Outcome& r, const Workload& w, const RunOptions& o) {
 // hbm-bandwidth the GB every device moves (each D2D copy reads and writes its bytes).
 double per_step(const Workload& w, int dp) {
   if (w.kind == "hbm-bandwidth") {
-    return 2.0 * static_cast<double>(w.extra.value("bytes", int64_t{1} << 30)) *
-           static_cast<double>(w.extra.value("copies_per_step", int64_t{8})) / 1e9;
+    return 2.0 * static_cast<double>(hbm_bandwidth_bytes(w)) * static_cast<double>(w.extra.copies_per_step) / 1e9;
   }
   return static_cast<double>(w.samples_per_step) * dp;
 }

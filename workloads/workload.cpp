@@ -7,6 +7,7 @@
 
 #include "telemetry/incidents.hpp"
 #include "telemetry/json_reader.hpp"
+#include "workloads/ops.hpp"
 
 namespace npukit::work {
 
@@ -20,15 +21,26 @@ Result<std::vector<std::vector<int64_t>>> read_shapes(const json& j, ObjectReade
     r.fail("inputs", "expected an array of shapes");
     return shapes;
   }
+  constexpr std::size_t kMaxRank = 8;                    // as CANN's tensors
+  constexpr int64_t kMaxDim = int64_t{1} << 31, kMaxElements = int64_t{1} << 40;
   for (std::size_t i = 0; i < j.size(); ++i) {
-    const json& shape = j[i].is_object() && j[i].contains("shape") ? j[i]["shape"] : j[i];
+    std::string at = "inputs[" + std::to_string(i) + "]";
+    bool object = j[i].is_object();
+    if (object && j[i].contains("dtype") && !j[i]["dtype"].is_string()) r.fail(at + ".dtype", "expected a string");
+    const json& shape = object && j[i].contains("shape") ? j[i]["shape"] : j[i];
     std::vector<int64_t> dims;
-    bool ok = shape.is_array();
-    for (const auto& d : shape) {
-      if (!d.is_number_integer() || (d.get<int64_t>() < 1 && d.get<int64_t>() != -1)) ok = false;
-      else dims.push_back(d.get<int64_t>());
+    bool ok = shape.is_array() && shape.size() <= kMaxRank;
+    int64_t elements = 1;
+    for (std::size_t k = 0; ok && k < shape.size(); ++k) {
+      const json& d = shape[k];
+      ok = d.is_number_integer() && (d.get<int64_t>() == -1 || (d.get<int64_t>() >= 1 && d.get<int64_t>() <= kMaxDim));
+      if (!ok) break;
+      dims.push_back(d.get<int64_t>());
+      int64_t dim = std::max<int64_t>(d.get<int64_t>(), 1);
+      elements = elements > kMaxElements / dim ? kMaxElements + 1 : elements * dim;
     }
-    if (!ok) r.fail("inputs[" + std::to_string(i) + "]", "expected an array of dims (positive integers, -1 for dynamic)");
+    if (!ok) r.fail(at, "expected an array of at most 8 dims (integers in [1, 2^31], -1 for dynamic)");
+    else if (elements > kMaxElements) r.fail(at, "more than 2^40 elements");
     shapes.push_back(std::move(dims));
   }
   return shapes;
@@ -48,6 +60,10 @@ void read_layer_list(const json& list, const std::string& path, std::vector<Laye
       r.only({"block", "repeat", "comment"});
       std::vector<Layer> block;
       if (err.ok()) read_layer_list(r.raw("block"), at + ".block", block, err, prefix, depth + 1);
+      constexpr std::size_t kMaxLayers = 100'000;  // after expanding blocks
+      if (err.ok() && !block.empty() && out.size() + block.size() * static_cast<std::size_t>(repeat) > kMaxLayers) {
+        r.fail("repeat", "the model expands to more than 100000 layers");
+      }
       for (int64_t k = 0; err.ok() && k < repeat; ++k) out.insert(out.end(), block.begin(), block.end());
       continue;
     }
@@ -61,6 +77,10 @@ void read_layer_list(const json& list, const std::string& path, std::vector<Laye
     if (r.has("attrs")) {
       l.attrs = r.raw("attrs");
       if (!l.attrs.is_object()) r.fail("attrs", "expected an object");
+    }
+    if (err.ok()) {
+      std::string problem = input_problem(l.op, l.inputs, l.attrs);
+      if (!problem.empty()) r.fail("inputs", problem);
     }
     l.repeat = r.integer("repeat", 1);
     if (err.ok() && (l.repeat < 1 || l.repeat > 100000)) r.fail("repeat", "must be in [1, 100000]");
@@ -105,6 +125,49 @@ void read_faults(const json& doc, Workload& w, Status& err, const std::string& p
   }
 }
 
+// `extra`: every member typed and bounded, so a sweep or stress test never runs on a value it
+// cannot use (a matmul of -1, a billion copies a step).
+void read_extra(const json& doc, Workload& w, Status& err, const std::string& prefix) {
+  if (!doc.contains("extra")) return;
+  ObjectReader r(doc["extra"], "extra", err, prefix);
+  if (!doc["extra"].is_object()) return r.fail("", std::string("expected an object, got ") + doc["extra"].type_name());
+  constexpr int64_t kMaxDim = 1 << 16, kMaxCount = 100'000, kMaxBytes = int64_t{1} << 40;
+  Extra& x = w.extra;
+  if (r.has("m")) x.m = r.integer_in("m", 1, 1, kMaxDim);
+  x.matmuls_per_step = r.integer_in("matmuls_per_step", x.matmuls_per_step, 1, kMaxCount);
+  if (r.has("bytes")) x.bytes = r.integer_in("bytes", 1, 1, kMaxBytes);
+  x.copies_per_step = r.integer_in("copies_per_step", x.copies_per_step, 1, kMaxCount);
+  x.allocs_per_step = r.integer_in("allocs_per_step", x.allocs_per_step, 1, kMaxCount);
+  x.iters = r.integer_in("iters", x.iters, 1, kMaxCount);
+  x.dtype = r.text("dtype", x.dtype);
+  x.min_bytes = r.integer_in("min_bytes", x.min_bytes, 1, kMaxBytes);
+  x.max_bytes = r.integer_in("max_bytes", x.max_bytes, 1, kMaxBytes);
+  x.factor = r.integer_in("factor", x.factor, 2, 1024);
+  x.algo = r.text("algo", x.algo);
+  x.redop = r.text("redop", x.redop);
+  if (r.has("sizes")) {
+    const json& sizes = r.raw("sizes");
+    bool ok = sizes.is_array() && sizes.size() <= 1000;
+    for (std::size_t i = 0; ok && i < sizes.size(); ++i) {
+      const json& mkn = sizes[i];
+      ok = mkn.is_array() && mkn.size() == 3;
+      std::array<int64_t, 3> dims{};
+      for (std::size_t k = 0; ok && k < 3; ++k) {
+        ok = mkn[k].is_number_integer() && mkn[k].get<int64_t>() >= 1 && mkn[k].get<int64_t>() <= kMaxDim;
+        if (ok) dims[k] = mkn[k].get<int64_t>();
+      }
+      if (ok) x.sizes.push_back(dims);
+    }
+    if (!ok) r.fail("sizes", "expected up to 1000 [m, k, n] triples of integers in [1, 65536]");
+  }
+  if (err.ok() && x.min_bytes > x.max_bytes) r.fail("min_bytes", "must be <= max_bytes");
+  if (err.ok() && x.dtype != "float32" && x.dtype != "float16" && x.dtype != "bfloat16" && x.dtype != "int8" && x.dtype != "int32") {
+    r.fail("dtype", "expected float32, float16, bfloat16, int8 or int32, got '" + x.dtype + "'");
+  }
+  r.only({"m", "matmuls_per_step", "bytes", "copies_per_step", "allocs_per_step", "iters", "dtype", "min_bytes", "max_bytes",
+          "factor", "algo", "redop", "sizes", "comment"});
+}
+
 void read_parallel(const json& doc, Workload& w, Status& err, const std::string& prefix) {
   if (!doc.contains("parallel")) return;
   ObjectReader r(doc["parallel"], "parallel", err, prefix);
@@ -147,21 +210,19 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
     r.fail("kind", "unknown kind '" + w.kind + "'");
   }
   w.dtype = r.text("dtype", "float16");
-  w.steps = r.integer("steps", 10);
-  w.samples_per_step = r.integer("samples_per_step", 1);
+  w.steps = r.integer_in("steps", 10, 1, 10'000'000);
+  w.samples_per_step = r.integer_in("samples_per_step", 1, 1, 10'000'000);
   w.unit = r.text("unit", "samples/s");
-  w.input_bytes_per_sample = r.integer("input_bytes_per_sample", 0);
+  w.input_bytes_per_sample = r.integer_in("input_bytes_per_sample", 0, 0, int64_t{1} << 34);
   w.loader_ms = r.number("loader_ms", 0);
   w.allocator = r.text("allocator", "caching");
   w.host_sync_ms = r.number("host_sync_ms", 0);
   w.launch = r.text("launch", "eager");
   w.op_dispatch_us = r.number("op_dispatch_us", 0);
-  w.params = r.integer("params", 0);
+  w.params = r.integer_in("params", 0, 0, 10'000'000'000'000);
   w.optimizer = r.text("optimizer", w.kind == "train" ? "adam" : "none");
   w.grad_buckets = static_cast<int>(r.integer("grad_buckets", 4));
-  w.tp_allreduce_bytes = r.integer("tp_allreduce_bytes", 0);
-  if (r.has("extra")) w.extra = r.raw("extra");
-  if (err.ok() && w.steps < 1) r.fail("steps", "must be >= 1");
+  w.tp_allreduce_bytes = r.integer_in("tp_allreduce_bytes", 0, 0, int64_t{1} << 40);
   if (err.ok() && w.loader_ms < 0) r.fail("loader_ms", "must be >= 0");
   if (err.ok() && w.host_sync_ms < 0) r.fail("host_sync_ms", "must be >= 0");
   if (err.ok() && w.op_dispatch_us < 0) r.fail("op_dispatch_us", "must be >= 0");
@@ -176,6 +237,7 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   read_parallel(doc, w, err, prefix);
   read_layers(doc, w, err, prefix);
   read_faults(doc, w, err, prefix);
+  read_extra(doc, w, err, prefix);
   if (err.ok() && (w.kind == "train" || w.kind == "infer") && w.layers.empty()) {
     err = InvalidArgument(prefix + "layers: a " + w.kind + " workload needs at least one layer");
   }

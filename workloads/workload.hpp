@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +38,21 @@ struct FaultAt {
   double watts = 0;               // power-limit
 };
 
+// The settings of the workloads that are not models (`extra`), read and bounded with the workload.
+// An absent optional takes the kind's default (compiler.hpp).
+struct Extra {
+  std::optional<int64_t> m;               // burn 8192, allocator-churn 2048: square matmul size
+  int64_t matmuls_per_step = 20;          // burn
+  std::optional<int64_t> bytes;           // hbm-bandwidth 1 GiB, allocator-churn 64 KiB
+  int64_t copies_per_step = 8;            // hbm-bandwidth
+  int64_t allocs_per_step = 500;          // allocator-churn
+  int64_t iters = 5;                      // sweeps: repetitions per point
+  std::string dtype = "float32";          // allreduce-sweep
+  int64_t min_bytes = 8, max_bytes = int64_t{1} << 30, factor = 2;
+  std::string algo = "auto", redop = "sum";
+  std::vector<std::array<int64_t, 3>> sizes;  // matmul-sweep: [m, k, n] per point
+};
+
 struct Workload {
   std::string name;
   std::string description;
@@ -59,10 +76,13 @@ struct Workload {
   int64_t tp_allreduce_bytes = 0; // per tensor-parallel layer boundary, per step
   std::vector<Layer> layers;
   std::vector<FaultAt> faults;
-  nlohmann::json extra = nlohmann::json::object();  // kind-specific settings (sizes of a sweep...)
+  Extra extra;                    // kind-specific settings (sizes of a sweep...)
 
   int ranks() const { return dp * tp * pp; }
 };
+
+// The bytes each copy of an hbm-bandwidth workload moves (extra.bytes, default 1 GiB).
+inline int64_t hbm_bandwidth_bytes(const Workload& w) { return w.extra.bytes.value_or(int64_t{1} << 30); }
 
 // Parses a workload document; `file` names it in messages.
 Result<Workload> parse_workload(const nlohmann::json& doc, const std::string& file);

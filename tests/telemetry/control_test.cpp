@@ -134,6 +134,9 @@ TEST(Control, MalformedRequestGetsAnErrorAndTheServerKeepsServing) {
   EXPECT_EQ(missing["error"], "malformed request: missing string member \"op\" at line 1 column 1");
   EXPECT_EQ(missing["id"], 3);
   EXPECT_EQ(raw.reply()["code"], "malformed_request");
+  // Deep nesting would recurse through the parser and every reader: refused past 128 levels.
+  raw.send("{\"op\": \"status\", \"x\": " + std::string(1000, '[') + std::string(1000, ']') + "}\n");
+  EXPECT_EQ(raw.reply()["error"], "malformed request: nested deeper than 128 levels at line 1 column 150");
   raw.send("{\"op\": \"status\"}\r\n");  // same connection still served
   EXPECT_EQ(raw.reply()["echo"], "status");
   auto other = call(node, {{"op", "status"}});  // and new connections too

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "telemetry/json_reader.hpp"
+
 namespace npukit::work {
 namespace {
 
@@ -37,7 +39,7 @@ TEST(Workload, BrokenFilesGiveOneClearLine) {
   EXPECT_EQ(load_error("wrong_type.json"),
             "workload error: " + data("wrong_type.json") + ": workload.steps: expected an integer, got string");
   EXPECT_EQ(load_error("bad_shape.json"), "workload error: " + data("bad_shape.json") +
-                                              ": layers[0].inputs[1]: expected an array of dims (positive integers, -1 for dynamic)");
+                                              ": layers[0].inputs[1]: expected an array of at most 8 dims (integers in [1, 2^31], -1 for dynamic)");
   EXPECT_EQ(load_error("unknown_field.json"),
             "workload error: " + data("unknown_field.json") + ": workload.stepz: unknown field");
   EXPECT_EQ(load_error("no_layers.json"),
@@ -97,6 +99,45 @@ TEST(Workload, FaultEntriesNameADeviceOrALink) {
   doc["faults"][0]["link"] = "2_3";
   EXPECT_EQ(parse_workload(doc, "t.json").status().message(),
             "workload error: t.json: faults[0].link: invalid link '2_3': expected A-B (two device ids, e.g. 2-3) or A-host");
+}
+
+// What a mutation fuzzer found: each once crashed, hung or silently misread npu-run; each is now
+// one line naming the member.
+TEST(Workload, HostileValuesAreRefusedNamingTheMember) {
+  auto model = [](nlohmann::json layer) {
+    return nlohmann::json{{"name", "t"}, {"kind", "train"}, {"params", 1024}, {"layers", {layer}}};
+  };
+  auto error = [](const nlohmann::json& doc) { return parse_workload(doc, "t.json").status().message(); };
+  const std::string at = "workload error: t.json: ";
+  EXPECT_EQ(error(model({{"op", "aten::mm"}, {"inputs", {nlohmann::json::array(), nlohmann::json::array()}}})),
+            at + "layers[0].inputs: aten::mm takes 2 inputs of 2-D shapes, got 0-D, 0-D");  // was SIGSEGV
+  EXPECT_EQ(error(model({{"op", "aten::batch_norm"}, {"inputs", {{-1}}}})),
+            at + "layers[0].inputs: aten::batch_norm takes an input of 2+-D shape, got 1-D");  // spun for ever
+  EXPECT_EQ(error(model({{"op", "aten::relu"}, {"inputs", {std::vector<int>(100, 2)}}})),
+            at + "layers[0].inputs[0]: expected an array of at most 8 dims (integers in [1, 2^31], -1 for dynamic)");
+  EXPECT_EQ(error(model({{"op", "aten::relu"}, {"inputs", {{1 << 30, 1 << 30, 1 << 30}}}})), at + "layers[0].inputs[0]: more than 2^40 elements");
+  EXPECT_EQ(error(model({{"op", "aten::relu"}, {"inputs", {{{"shape", {4}}, {"dtype", 7}}}}})),
+            at + "layers[0].inputs[0].dtype: expected a string");  // was an uncaught type_error
+  EXPECT_EQ(error(model({{"op", "aten::conv2d"}, {"inputs", {{1, 3, 8, 8}, {4, 3, 3, 3}}}, {"attrs", {{"strides", {"x", 1}}}}})),
+            at + "layers[0].inputs: aten::conv2d: attrs strides and pads must be arrays of two integers (strides >= 1, pads >= 0)");
+  nlohmann::json deep = {{"block", {{{"block", {{{"op", "aten::relu"}, {"inputs", {{4}}}}}}, {"repeat", 1000}}}}, {"repeat", 1000}};
+  EXPECT_EQ(error(model(deep)), at + "layers[0].repeat: the model expands to more than 100000 layers");
+  nlohmann::json doc = model({{"op", "aten::relu"}, {"inputs", {{4}}}});
+  doc["samples_per_step"] = -1;  // hung npu-run
+  EXPECT_EQ(error(doc), at + "workload.samples_per_step: must be in [1, 10000000], got -1");
+  nlohmann::json sweep = {{"name", "s"}, {"kind", "matmul-sweep"}, {"extra", {{"sizes", {{256, -1, 256}}}}}};
+  EXPECT_EQ(error(sweep), at + "extra.sizes: expected up to 1000 [m, k, n] triples of integers in [1, 65536]");  // hung
+  nlohmann::json burn = {{"name", "b"}, {"kind", "burn"}, {"extra", {{"m", "8192"}}}};
+  EXPECT_EQ(error(burn), at + "extra.m: expected an integer, got string");  // was an uncaught type_error
+  burn["extra"] = {{"m", 8192}, {"matmuls_per_step", 1000000000}};
+  EXPECT_EQ(error(burn), at + "extra.matmuls_per_step: must be in [1, 100000], got 1000000000");
+  burn["extra"] = {{"m", {1, 2}}};  // read as the default before
+  EXPECT_EQ(error(burn), at + "extra.m: expected an integer, got array");
+  burn["extra"] = {{"bytes", 1}, {"mm", 1}};
+  EXPECT_EQ(error(burn), at + "extra.mm: unknown field");
+  std::string nested = "{\"extra\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_EQ(parse_json_text(nested, "t.json", "workload error").status().message(),
+            "workload error: t.json:1:138: nested deeper than 128 levels");
 }
 
 TEST(Workload, BlocksRepeatTheirLayersInOrder) {
