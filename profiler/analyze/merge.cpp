@@ -57,7 +57,7 @@ void sort_tasks_by_start(std::vector<TaskRecord>& tasks) {
   tasks = std::move(sorted);
 }
 
-void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t>& ids, bool first) {
+void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t>& ids, bool first, std::size_t rank) {
   for (TaskRecord& t : part.tasks) {
     for (int64_t* f : {&t.task_type, &t.name, &t.op_type, &t.shapes, &t.dtypes, &t.formats, &t.out_shapes,
                        &t.out_dtypes, &t.out_formats, &t.state, &t.hf32}) {
@@ -90,6 +90,7 @@ void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t
   into.session_start = first ? part.session_start : std::min(into.session_start, part.session_start);
   into.session_end = first ? part.session_end : std::max(into.session_end, part.session_end);
   into.complete = (first || into.complete) && part.complete;
+  for (const std::string& d : part.damage) into.damage.push_back("rank " + std::to_string(rank) + ": " + d);
   if (!into.main_job) into.main_job = part.main_job;
   into.job_settings.insert(part.job_settings.begin(), part.job_settings.end());
 }
@@ -108,7 +109,7 @@ ProfileData merge_ranks(std::vector<ProfileData> parts, std::string path) {
   for (std::size_t i = 0; i < parts.size(); ++i) {
     ProfileData& part = parts[i];
     if (i == 0) out.meta = part.meta, out.run = part.run;
-    append_part(out, part, strings.map(part.strings), i == 0);
+    append_part(out, part, strings.map(part.strings), i == 0, i);
   }
   // One order for every consumer: by start, then device; tasks keep "by globalTaskId" order by
   // being renumbered in it (each rank's ids start at 0).

@@ -50,13 +50,24 @@ Status validate(Db& db, ProfileData& p) {
     return InvalidArgument(p.db_path + ": unsupported schema version " + version->second + " (npu-prof reads 1.x)");
   }
   p.complete = p.meta[std::string(kMetaState)] != "recording";
+  if (p.meta[std::string(kMetaProducer)] == kProducer) {  // ours: every table of the schema is written
+    for (const TableDef& t : all_tables()) {
+      auto has = db.has_table(std::string(t.name));
+      if (!has.ok()) return has.status();
+      if (!*has) p.damage.push_back("no " + std::string(t.name) + " table");
+    }
+  }
   return Status::Ok();
 }
 
 Status load_basics(Db& db, ProfileData& p) {
   auto s = db.prepare("SELECT id, value FROM STRING_IDS");
   if (!s.ok()) return s.status();
+  constexpr int64_t kMaxStringId = int64_t{1} << 26;  // a recording interns far fewer
   while (s->next()) {
+    if (s->i64(0) < 0 || s->i64(0) >= kMaxStringId) {
+      return InvalidArgument(p.db_path + ": corrupted profile database: STRING_IDS id " + std::to_string(s->i64(0)) + " out of range");
+    }
     auto id = static_cast<std::size_t>(s->i64(0));
     if (id >= p.strings.size()) p.strings.resize(id + 1);
     p.strings[id] = s->text(1);
@@ -82,12 +93,14 @@ Status load_basics(Db& db, ProfileData& p) {
     }
     NPUKIT_RETURN_IF_ERROR(q->status());
   }
+  if (p.run.empty() && p.meta[std::string(kMetaProducer)] == kProducer) p.damage.push_back("EMU_RUN is empty (no run metadata)");
   return Status::Ok();
 }
 
 Status load_flops(Db& db, ProfileData& p) {
   int64_t flops = p.find_string("flops");
-  if (flops < 0) return Status::Ok();
+  auto has = db.has_table("TASK_PMU_INFO");  // a damaged database may lack any optional table (validate names it)
+  if (!has.ok() || !*has || flops < 0) return has.status();
   auto f = db.prepare("SELECT globalTaskId, value FROM TASK_PMU_INFO WHERE name = ?");
   if (!f.ok()) return f.status();
   f->bind(1, flops);
@@ -208,7 +221,9 @@ Status load_overlap(Db&, ProfileData& p) {
 }
 
 Status load_node_data(Db& db, ProfileData& p) {
-  auto mem = db.prepare("SELECT deviceId, timestampNs, coalesce(hbm, ddr) FROM NPU_MEM WHERE coalesce(hbm, ddr) IS NOT NULL "
+  auto has_mem = db.has_table("NPU_MEM");
+  if (!has_mem.ok()) return has_mem.status();
+  auto mem = !*has_mem ? db.prepare("SELECT 0, 0, 0 WHERE 0") : db.prepare("SELECT deviceId, timestampNs, coalesce(hbm, ddr) FROM NPU_MEM WHERE coalesce(hbm, ddr) IS NOT NULL "
                         "ORDER BY deviceId, timestampNs");
   if (!mem.ok()) return mem.status();
   while (mem->next()) p.memory.push_back({static_cast<int32_t>(mem->i64(0)), mem->i64(1), mem->i64(2)});
@@ -237,6 +252,8 @@ Status load_node_data(Db& db, ProfileData& p) {
 Status load_job_settings(Db& db, ProfileData& p) {
   auto has = db.has_table("EMU_EVENT_TYPE");
   if (!has.ok() || !*has || !p.main_job) return has.status();
+  has = db.has_table("EMU_EVENT");
+  if (!has.ok() || !*has) return has.status();
   auto q = db.prepare("SELECT s.value FROM EMU_EVENT e JOIN EMU_EVENT_TYPE t ON t.id = e.type "
                       "JOIN STRING_IDS s ON s.id = e.message WHERE t.name = 'job_started' AND e.a = ? LIMIT 1");
   if (!q.ok()) return q.status();
@@ -292,6 +309,8 @@ Status load_initial_clock(Db& db, ProfileData& p) {
 }
 
 Status load_launches(Db& db, ProfileData& p) {
+  auto has = db.has_table("CANN_API");
+  if (!has.ok() || !*has) return has.status();
   auto q = db.prepare("SELECT connectionId, startNs, endNs, type, globalTid, name FROM CANN_API ORDER BY startNs, connectionId");
   if (!q.ok()) return q.status();
   while (q->next()) p.launches.push_back({q->i64(0), q->i64(1), q->i64(2), q->i64(3), q->i64(4), q->i64(5)});

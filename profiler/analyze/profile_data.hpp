@@ -106,6 +106,7 @@ struct ProfileData {
   std::map<int, int> device_ranks;          // RANK_DEVICE_MAP: device -> rank (ranks >= 0 only)
   int64_t session_start = 0, session_end = 0;
   bool complete = false;
+  std::vector<std::string> damage;  // what a damaged database lacks or has broken ("no EMU_EVENT table")
   std::vector<TaskRecord> tasks;  // by globalTaskId
   std::vector<CollectiveRecord> collectives;
   std::optional<int64_t> main_job;

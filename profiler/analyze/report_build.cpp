@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <set>
@@ -61,11 +63,23 @@ ReportHeader header_of(const ProfileData& d) {
   h.tasks = d.tasks.size();
   h.first_task = d.tasks.empty() ? d.session_start : d.tasks.front().start;
   for (const TaskRecord& t : d.tasks) h.first_task = std::min(h.first_task, t.start);
-  h.events_recorded = std::stoull(d.run_value("events_recorded", "0"));
-  h.events_missed = std::stoull(d.run_value("events_missed", "0"));
+  h.damage = d.damage;
+  // Run metadata is text: a number that does not parse is damage, not a crash.
+  auto count = [&](const char* key, int64_t fallback, int64_t lo, int64_t hi) {
+    std::string text = d.run_value(key, std::to_string(fallback));
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc() && end == text.data() + text.size() && v >= lo && v <= hi) return v;
+    h.damage.push_back("EMU_RUN." + std::string(key) + " is not a number in range: '" + text.substr(0, 40) + "'");
+    return fallback;
+  };
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  h.events_recorded = static_cast<uint64_t>(count("events_recorded", 0, 0, kMax));
+  h.events_missed = static_cast<uint64_t>(count("events_missed", 0, 0, kMax));
   h.lossless_lost = d.run_value("lossless_lost", "0") == "1";
-  std::string exit = d.run_value("command_exit", "-1");
-  if (exit != "-1") h.command_exit = std::stoi(exit);
+  int64_t exit = count("command_exit", -1, -1, 255);
+  if (exit != -1) h.command_exit = static_cast<int>(exit);
+  if (!h.damage.empty()) h.complete = false;
   return h;
 }
 
@@ -364,6 +378,19 @@ Result<Report> build_report(const ProfileData& data, const ReportOptions& option
   r.ranks = rank_rows(r);
   add_findings(data, r);
   return r;
+}
+
+}  // namespace npukit::prof
+
+namespace npukit::prof {
+
+std::string ReportHeader::recording_state() const {
+  if (!damage.empty()) {
+    std::string what;
+    for (const std::string& d : damage) what += (what.empty() ? "" : "; ") + d;
+    return "DAMAGED: " + what;
+  }
+  return complete ? "complete" : "INCOMPLETE: the recorder stopped before finalizing; derived tables recomputed";
 }
 
 }  // namespace npukit::prof

@@ -32,6 +32,9 @@ struct ReportHeader {
   std::map<int, int> device_ranks;  // device -> rank, where the recording knows it
   std::string schema_version, producer;
   bool complete = true;
+  std::vector<std::string> damage;  // a damaged recording: what it lacks or has broken (never "complete")
+  // "complete", "INCOMPLETE: the recorder stopped before finalizing; ..." or "DAMAGED: <what>; ..."
+  std::string recording_state() const;
   std::string node, node_spec, mode, command;
   std::vector<std::pair<int, std::string>> devices;  // id, chip name
   int64_t session_start = 0, session_end = 0;

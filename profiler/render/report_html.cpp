@@ -61,7 +61,7 @@ std::string header_section(const Report& r) {
          escape(h.command) + "</code>" + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") +
          "<br>Node: " + escape(h.node_spec) + " (" + escape(chip) + "), " + std::to_string(ranks) +
          (h.ranks > 1 ? " ranks" : " devices") + escape(settings(h)) + ", recorded in " + escape(h.mode) + " mode" +
-         (h.complete ? "" : " &mdash; <b>incomplete recording</b>") + "</p>";
+         (!h.damage.empty() ? " &mdash; <b>damaged recording</b>" : h.complete ? "" : " &mdash; <b>incomplete recording</b>") + "</p>";
 }
 
 std::string summary_section(const StepSummary& s) {

@@ -21,6 +21,7 @@ json header(const ReportHeader& h) {
           {"schema_version", h.schema_version},
           {"producer", h.producer},
           {"complete", h.complete},
+          {"damage", h.damage},
           {"node", h.node},
           {"node_spec", h.node_spec},
           {"mode", h.mode},

@@ -117,8 +117,7 @@ std::string slow_rank_lines(const Report& r) {
 std::string render_summary(const Report& r) {
   const ReportHeader& h = r.header;
   std::string out = "npu-prof report: " + h.db + "\n";
-  out += std::string("Recording: ") + (h.complete ? "complete" : "INCOMPLETE (the recorder stopped before finalizing)") +
-         ", " + std::to_string(h.tasks) + " tasks, " + std::to_string(h.events_missed) + " events missed\n";
+  out += "Recording: " + h.recording_state() + ", " + std::to_string(h.tasks) + " tasks, " + std::to_string(h.events_missed) + " events missed\n";
   StepSummary steps = summarize_steps(r);
   out += job_lines(r) + step_lines(steps) + breakdown_line(steps) + findings_lines(r) + slow_rank_lines(r);
   std::string sections;

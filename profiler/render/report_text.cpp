@@ -18,8 +18,7 @@ std::string section(const std::string& title) { return "\n== " + title + " ==\n"
 std::string header(const ReportHeader& h) {
   std::string out = "npu-prof report: " + h.db + "\n";
   std::string ranks = h.ranks > 1 ? ", " + std::to_string(h.ranks) + " ranks (one PROF_ tree each)" : "";
-  out += h.complete ? "Recording:  complete" + ranks + "\n"
-                    : "Recording:  INCOMPLETE: the recorder stopped before finalizing; derived tables recomputed" + ranks + "\n";
+  out += "Recording:  " + h.recording_state() + ranks + "\n";
   std::set<std::string> chips;
   std::string ids;
   for (const auto& [id, name] : h.devices) ids += (ids.empty() ? "" : ",") + std::to_string(id), chips.insert(name);

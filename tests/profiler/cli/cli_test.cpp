@@ -81,6 +81,38 @@ TEST(Cli, CorruptedDatabaseIsBadInputNotACrash) {
   EXPECT_EQ(e.exit_code, 3) << e.output;
 }
 
+// A database missing a table npukit always writes, or with broken run metadata, is reported as
+// damaged naming what is wrong, never as complete (report, JSON and diff); a number that does
+// not parse is damage, not a crash (std::stoull aborted on an empty events_recorded).
+TEST(Cli, DamagedDatabasesAreReportedAsDamagedNamingWhatIsWrong) {
+  TempDir dir("damaged");
+  std::string db = copy_of_small_db(dir);
+  ASSERT_EQ(sqlite(db, "DROP TABLE EMU_EVENT; DROP TABLE CANN_API; UPDATE EMU_RUN SET value = '' WHERE key = 'events_recorded'; "
+                       "UPDATE EMU_RUN SET value = '99999999999999999999999' WHERE key = 'events_missed'").exit_code, 0);
+  auto r = run_command(prof() + " report --full " + db);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Recording:  DAMAGED: no CANN_API table; no EMU_EVENT table; EMU_RUN.events_recorded is not a number "
+                          "in range: ''; EMU_RUN.events_missed is not a number in range: '99999999999999999999999'"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("Recording:  complete"), std::string::npos) << r.output;
+  auto j = run_command(prof() + " report " + db + " --format json");
+  EXPECT_EQ(j.exit_code, 0);
+  EXPECT_NE(j.output.find("\"no EMU_EVENT table\""), std::string::npos);
+  auto summary = run_command(prof() + " report " + db);
+  EXPECT_NE(summary.output.find("Recording: DAMAGED: no CANN_API table"), std::string::npos) << summary.output;
+  auto d = run_command(prof() + " diff " + db + " " + small_run().db);
+  EXPECT_EQ(d.exit_code, 0) << d.output;
+  TempDir run_dir("damaged-run"), ids_dir("damaged-ids");
+  std::string empty_run = copy_of_small_db(run_dir);
+  ASSERT_EQ(sqlite(empty_run, "DELETE FROM EMU_RUN").exit_code, 0);
+  EXPECT_NE(run_command(prof() + " report " + empty_run).output.find("DAMAGED: EMU_RUN is empty (no run metadata)"), std::string::npos);
+  std::string huge_id = copy_of_small_db(ids_dir);
+  ASSERT_EQ(sqlite(huge_id, "INSERT INTO STRING_IDS VALUES (4611686018427387904, 'x')").exit_code, 0);  // was bad_alloc
+  auto h = run_command(prof() + " report " + huge_id);
+  EXPECT_EQ(h.exit_code, 3);
+  expect_one_line(h, "corrupted profile database: STRING_IDS id 4611686018427387904 out of range");
+}
+
 TEST(Cli, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run_command(prof()).exit_code, 2);
   EXPECT_EQ(run_command(prof() + " report").exit_code, 2);
