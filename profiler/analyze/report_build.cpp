@@ -76,7 +76,13 @@ ReportHeader header_of(const ProfileData& d) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   h.events_recorded = static_cast<uint64_t>(count("events_recorded", 0, 0, kMax));
   h.events_missed = static_cast<uint64_t>(count("events_missed", 0, 0, kMax));
-  h.lossless_lost = d.run_value("lossless_lost", "0") == "1";
+  h.lossless_lost = count("lossless_lost", 0, 0, 1) == 1;
+  if (!d.run.empty()) {  // a recording writes these; an empty one is damage, not a value
+    for (const char* key : {"node", "node_spec", "topology", "mode", "command", "clock_base_ns"}) {
+      if (d.run_value(key, "").empty()) h.damage.push_back("EMU_RUN." + std::string(key) + " is missing or empty");
+    }
+    count("clock_base_ns", 0, 0, std::numeric_limits<int64_t>::max());
+  }
   int64_t exit = count("command_exit", -1, -1, 255);
   if (exit != -1) h.command_exit = static_cast<int>(exit);
   if (!h.damage.empty()) h.complete = false;

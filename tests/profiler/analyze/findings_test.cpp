@@ -52,6 +52,8 @@ prof::Report build(const Scenario& sc, const std::string& dir) {
   if (sc.missed) {
     EXPECT_TRUE((*w)->set_run("events_missed", std::to_string(sc.missed)).ok());
   }
+  for (const char* key : {"node", "node_spec", "topology", "mode", "command"}) EXPECT_TRUE((*w)->set_run(key, "t").ok());
+  EXPECT_TRUE((*w)->set_run("clock_base_ns", "0").ok());  // what every recording writes
   EXPECT_TRUE((*w)->commit_batch().ok());
   EXPECT_TRUE((*w)->finalize().ok());
   auto data = prof::load_profile(path);

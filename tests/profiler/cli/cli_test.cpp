@@ -106,6 +106,10 @@ TEST(Cli, DamagedDatabasesAreReportedAsDamagedNamingWhatIsWrong) {
   std::string empty_run = copy_of_small_db(run_dir);
   ASSERT_EQ(sqlite(empty_run, "DELETE FROM EMU_RUN").exit_code, 0);
   EXPECT_NE(run_command(prof() + " report " + empty_run).output.find("DAMAGED: EMU_RUN is empty (no run metadata)"), std::string::npos);
+  ASSERT_EQ(sqlite(empty_run, "INSERT INTO EMU_RUN VALUES ('lossless_lost', 'x'), ('mode', 'fast')").exit_code, 0);
+  EXPECT_NE(run_command(prof() + " report " + empty_run).output.find("DAMAGED: EMU_RUN.lossless_lost is not a number in range: 'x'; "
+                                                                      "EMU_RUN.node is missing or empty"),
+            std::string::npos) << run_command(prof() + " report " + empty_run).output;
   std::string huge_id = copy_of_small_db(ids_dir);
   ASSERT_EQ(sqlite(huge_id, "INSERT INTO STRING_IDS VALUES (4611686018427387904, 'x')").exit_code, 0);  // was bad_alloc
   auto h = run_command(prof() + " report " + huge_id);
