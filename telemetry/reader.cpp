@@ -18,11 +18,12 @@ using detail::SegmentHeader;
 
 // Paces the retries of one seqlock read: spin, then yield, then sleep. A writer preempted
 // mid-commit can hold a slot for a scheduler quantum or more on a loaded machine, so the reader
-// waits it out (on its own time: the writer never waits). It gives up only when the writer is
-// gone or has held the slot for over a second (died or hung mid-commit).
+// waits it out (on its own time: the writer never waits). It gives up when the writer is gone or
+// the whole read's deadline passed (a writer hung mid-commit, or a segment whose sequence words
+// are garbage and never read as a finished write: one second for the snapshot, not per slot).
 class RetryPacer {
  public:
-  explicit RetryPacer(int writer_pid) : writer_pid_(writer_pid) {}
+  RetryPacer(int writer_pid, uint64_t deadline_ns) : writer_pid_(writer_pid), deadline_ns_(deadline_ns) {}
   bool again() {
     ++attempt_;
     if (attempt_ < 64) {
@@ -33,18 +34,18 @@ class RetryPacer {
       std::this_thread::yield();
       return true;
     }
+    if (monotonic_ns() >= deadline_ns_) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(50));
-    if (attempt_ % 64 != 0) return true;
-    const uint64_t now = monotonic_ns();
-    if (since_ == 0) since_ = now;
-    return now - since_ < 1000000000ull && pid_alive(writer_pid_);
+    return attempt_ % 64 != 0 || pid_alive(writer_pid_);
   }
 
  private:
   int writer_pid_;
+  uint64_t deadline_ns_;
   uint32_t attempt_ = 0;
-  uint64_t since_ = 0;
 };
+
+constexpr uint64_t kSnapshotDeadlineNs = 1'000'000'000;  // a whole snapshot read, however corrupt
 
 std::string fixed(const char* s, std::size_t n) { return std::string(s, strnlen(s, n)); }
 
@@ -178,12 +179,13 @@ std::string Reader::stale_reason() const {
 
 bool Reader::replaced() const { return segment_->is_shm() && !segment_->name_refers_to_this(); }
 
-bool Reader::read_slot(std::size_t level, std::size_t entity, uint64_t* values, uint8_t* statuses) const {
+bool Reader::read_slot(std::size_t level, std::size_t entity, uint64_t* values, uint8_t* statuses,
+                       uint64_t deadline_ns) const {
   const std::size_t n = field_count(static_cast<EntityLevel>(level));
   const std::size_t sw = detail::status_words(n);
   const uint64_t* slot = view_.slot(level, entity);
   uint64_t status_buf[64];  // up to 512 fields per level
-  RetryPacer pacer(writer_pid());
+  RetryPacer pacer(writer_pid(), deadline_ns);
   do {
     uint64_t begin = detail::seq_read_begin(slot);
     if ((begin & 1) == 0) {
@@ -198,9 +200,9 @@ bool Reader::read_slot(std::size_t level, std::size_t entity, uint64_t* values, 
   return false;
 }
 
-void Reader::read_processes(std::vector<ProcessInfo>* out) const {
+bool Reader::read_processes(std::vector<ProcessInfo>* out, uint64_t deadline_ns) const {
   const uint64_t* table = view_.process_table();
-  RetryPacer pacer(writer_pid());
+  RetryPacer pacer(writer_pid(), deadline_ns);
   do {
     out->clear();
     uint64_t begin = detail::seq_read_begin(table);
@@ -213,10 +215,11 @@ void Reader::read_processes(std::vector<ProcessInfo>* out) const {
         out->push_back({static_cast<int32_t>(e[0]), static_cast<int32_t>(e[1]), e[2],
                         std::string(name, strnlen(name, detail::kProcessNameBytes))});
       }
-      if (detail::seq_read_valid(table, begin)) return;
+      if (detail::seq_read_valid(table, begin)) return true;
     }
   } while (pacer.again());
   out->clear();
+  return false;
 }
 
 void Reader::fill_header_fields(uint64_t* values, uint8_t* statuses) const {
@@ -249,19 +252,26 @@ void Reader::read(Snapshot* out) const {
     return;
   }
   b.mark_live();
+  const uint64_t deadline = monotonic_ns() + kSnapshotDeadlineNs;
+  std::size_t unreadable = 0;
   for (std::size_t l = 0; l < 3; ++l) {
     auto level = static_cast<EntityLevel>(l);
     for (std::size_t e = 0; e < entities[l]; ++e) {
       uint8_t* statuses = b.statuses(level, static_cast<int>(e));
       uint64_t* values = b.values(level, static_cast<int>(e));
-      if (!read_slot(l, e, values, statuses)) {  // writer died or hung mid-commit: no value
+      if (!read_slot(l, e, values, statuses, deadline)) {  // writer died or hung mid-commit: no value
         std::memset(values, 0, field_count(level) * 8);
         std::memset(statuses, static_cast<int>(SampleStatus::kStale), field_count(level));
+        ++unreadable;
       }
     }
   }
   fill_header_fields(b.values(EntityLevel::kNode, 0), b.statuses(EntityLevel::kNode, 0));
-  read_processes(&b.processes());
+  if (!read_processes(&b.processes(), deadline)) ++unreadable;
+  if (unreadable > 0) {
+    b.mark_stale(std::to_string(unreadable) + " slot(s) of " + segment_name_ +
+                 " never read as a finished write within 1 s (writer hung mid-commit, or a corrupt segment)");
+  }
 }
 
 Snapshot Reader::snapshot() const {

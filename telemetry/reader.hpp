@@ -71,8 +71,9 @@ class Reader {
   Reader() = default;
   Status validate(std::size_t size);
   void load_identity();
-  bool read_slot(std::size_t level, std::size_t entity, uint64_t* values, uint8_t* statuses) const;
-  void read_processes(std::vector<ProcessInfo>* out) const;
+  // false when the slot (table) never read as a finished write before `deadline_ns`.
+  bool read_slot(std::size_t level, std::size_t entity, uint64_t* values, uint8_t* statuses, uint64_t deadline_ns) const;
+  bool read_processes(std::vector<ProcessInfo>* out, uint64_t deadline_ns) const;
   void fill_header_fields(uint64_t* node_values, uint8_t* node_statuses) const;
 
   ReaderOptions options_;

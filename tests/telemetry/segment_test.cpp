@@ -292,6 +292,31 @@ TEST(Segment, ForeignSegmentIsRefused) {
                                       "/dev/shm/npukit-" + node + " if nothing else uses it");
 }
 
+// A live writer whose slots hold garbage (here 4 KiB of 0x01 over the slots: every sequence word
+// odd, as a write never finished) made npu-smi info wait a second per slot, and for ever before:
+// the whole snapshot now gives up after 1 s and reads stale, naming why.
+TEST(Segment, GarbageSequenceWordsReadStaleWithinASecond) {
+  std::string node = unique_node();
+  NodeCleanup cleanup(node);
+  auto w = make_writer(node, 8);
+  ASSERT_TRUE(w);
+  publish_generation(*w, 0, 1);
+  int fd = ::shm_open(shm_name(node).c_str(), O_RDWR, 0);
+  ASSERT_GE(fd, 0);
+  std::string ones(4096, '\x01');
+  ASSERT_EQ(::pwrite(fd, ones.data(), ones.size(), 4096), 4096);
+  ::close(fd);
+  auto r = make_reader(node);
+  ASSERT_TRUE(r);
+  auto t0 = std::chrono::steady_clock::now();
+  Snapshot s = r->snapshot();
+  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(took, 1.5);
+  EXPECT_TRUE(s.stale());
+  EXPECT_NE(s.stale_reason().find("never read as a finished write within 1 s (writer hung mid-commit, or a corrupt segment)"),
+            std::string::npos) << s.stale_reason();
+}
+
 TEST(Segment, WrongAbiVersionAndFieldTableAreRefused) {
   std::string node = unique_node();
   NodeCleanup cleanup(node);
