@@ -83,9 +83,15 @@ Result<int> bind_socket(const std::string& path, const Access& access) {
   return fd;
 }
 
+uint64_t now_ns() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch()).count());
+}
+
 struct Conn {
   int fd = -1;
   Peer peer;
+  uint64_t last_active_ns = 0;  // last byte in or out
   std::string in;
   std::string out;
   bool discarding = false;  // inside a too-long line: drop bytes up to its newline
@@ -110,7 +116,9 @@ void process_input(Conn& c, const ControlDispatcher& d, std::size_t max) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.size() > max) {
       c.out += too_large(max);
-    } else if (!line.empty()) {
+    } else if (line.empty()) {  // every line gets its reply, so a client never waits on one
+      c.out += to_line(error_reply("malformed request: empty line (expected one JSON object per line)", "malformed_request")) + "\n";
+    } else {
       c.out += d.handle_line(line, c.peer) + "\n";
     }
   }
@@ -127,6 +135,7 @@ void read_input(Conn& c, const ControlDispatcher& d, std::size_t max) {
   for (int i = 0; i < 64; ++i) {  // bounded, so one busy peer cannot starve the others
     ssize_t n = ::read(c.fd, buf, sizeof buf);
     if (n > 0) {
+      c.last_active_ns = now_ns();
       c.in.append(buf, static_cast<std::size_t>(n));
       process_input(c, d, max);
       continue;
@@ -148,6 +157,7 @@ void flush_output(Conn& c) {
   while (!c.out.empty()) {
     ssize_t n = ::send(c.fd, c.out.data(), c.out.size(), MSG_NOSIGNAL);
     if (n > 0) {
+      c.last_active_ns = now_ns();
       c.out.erase(0, static_cast<std::size_t>(n));
     } else {
       if (n < 0 && errno != EAGAIN && errno != EINTR) c.broken = true;
@@ -169,7 +179,18 @@ Conn accept_conn(int listen_fd) {
     return c;
   }
   c.peer = {cred.pid, cred.uid, cred.gid};
+  c.last_active_ns = now_ns();
   return c;
+}
+
+// The connection idle longest, another user's before the owner's; end() when none.
+std::list<Conn>::iterator longest_idle(std::list<Conn>& conns, uid_t owner) {
+  auto best = conns.end();
+  for (auto it = conns.begin(); it != conns.end(); ++it) {
+    auto rank = [&](const Conn& c) { return std::pair{c.peer.uid == owner || c.peer.uid == 0, c.last_active_ns}; };
+    if (best == conns.end() || rank(*it) < rank(*best)) best = it;
+  }
+  return best;
 }
 
 }  // namespace
@@ -207,19 +228,25 @@ void ControlServer::run() {
       short ev = static_cast<short>((c.eof ? 0 : POLLIN) | (c.out.empty() ? 0 : POLLOUT));
       fds.push_back({c.fd, ev, 0});
     }
-    if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR) break;
+    // Wake at least every second to close idle connections.
+    if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
     if (fds[0].revents != 0) break;
     if ((fds[1].revents & POLLIN) != 0) {
       Conn c = accept_conn(listen_fd_);
       if (c.fd >= 0 && conns.size() >= options_.max_connections) {
-        c.out = to_line(error_reply("too many connections to node '" + options_.node + "'",
-                                    "too_many_connections")) + "\n";
-        flush_output(c);
-        ::close(c.fd);
-      } else if (c.fd >= 0) {
-        conns.push_back(std::move(c));
+        auto victim = longest_idle(conns, dispatcher_->owner());
+        victim->out = to_line(error_reply("connection closed: node '" + options_.node + "' has " +
+                                          std::to_string(options_.max_connections) +
+                                          " connections and this one was idle longest", "too_many_connections")) + "\n";
+        flush_output(*victim);
+        ::close(victim->fd);
+        conns.erase(victim);
+        fds.resize(2);  // the poll results no longer line up with the connections: read them next round
       }
+      if (c.fd >= 0) conns.push_back(std::move(c));
     }
+    const uint64_t now = now_ns();
+    const auto idle_ns = static_cast<uint64_t>(std::chrono::nanoseconds(options_.idle_timeout).count());
     std::size_t i = 2;
     for (auto it = conns.begin(); it != conns.end(); ++i) {
       Conn& c = *it;
@@ -227,7 +254,8 @@ void ControlServer::run() {
       if ((re & (POLLIN | POLLHUP)) != 0 && !c.eof) read_input(c, *dispatcher_, options_.max_request_bytes);
       if ((re & POLLERR) != 0) c.broken = true;
       flush_output(c);
-      bool done = c.broken || (c.eof && c.out.empty()) || c.out.size() > kMaxPendingOutput;
+      bool idle = now > c.last_active_ns && now - c.last_active_ns > idle_ns;
+      bool done = c.broken || (c.eof && c.out.empty()) || c.out.size() > kMaxPendingOutput || idle;
       if (done) {
         ::close(c.fd);
         it = conns.erase(it);

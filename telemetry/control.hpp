@@ -75,6 +75,7 @@ class ControlDispatcher {
   // One request line (without the newline) -> one reply (serialised, without the newline).
   std::string handle_line(std::string_view line, const Peer& peer) const;
   nlohmann::json handle(const nlohmann::json& request, const Peer& peer) const;
+  uid_t owner() const { return owner_uid_; }
 
  private:
   nlohmann::json answer(const nlohmann::json& request, const Peer& peer) const;
@@ -87,7 +88,11 @@ struct ControlServerOptions {
   std::string path;             // "" = control_socket_path(node)
   Access access;
   std::size_t max_request_bytes = 16u << 20;
+  // At the limit a new connection evicts the one idle longest (another user's first), so silent
+  // clients can never lock the owner out of stop or inject.
   std::size_t max_connections = 64;
+  // A connection that sends nothing and has nothing to receive for this long is closed.
+  std::chrono::milliseconds idle_timeout{5000};
 };
 
 class ControlServer {

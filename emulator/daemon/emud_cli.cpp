@@ -201,6 +201,10 @@ int status(const std::string& node, bool as_json) {
     complain(reply.status().message());
     return kExitNotRunning;
   }
+  if (!reply->value("ok", false)) {  // refused (too many connections, ...): say so, never print blanks
+    complain(reply->value("error", std::string("the node refused the status request")));
+    return exit_for_reply(*reply);
+  }
   if (as_json) {
     std::printf("%s\n", reply->dump().c_str());
     return kExitOk;

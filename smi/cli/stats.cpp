@@ -57,6 +57,10 @@ int cmd_stats(Context& ctx, Session& session, std::optional<int> job, bool as_js
     *ctx.err << "npu-smi: " << reply.status().message() << "\n";
     return reply.status().code() == Code::kUnavailable ? kExitNoNode : kExitDcmiFailed;
   }
+  if (!reply->value("ok", false)) {
+    *ctx.err << "npu-smi: stats: " << reply->value("error", std::string("the node refused list_jobs")) << "\n";
+    return kExitDcmiFailed;
+  }
   json jobs = json::array();
   for (const json& j : (*reply)["jobs"]) {
     if (!job || j.value("id", -1) == *job) jobs.push_back(with_ids(session.snapshot, j));

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include <atomic>
 #include <cstdio>
 
@@ -38,12 +40,15 @@ struct Server {
     ::unlink(path.c_str());
   }
 
-  explicit Server(const std::string& node, Access access = {}, std::size_t max_request = 16u << 20) {
+  explicit Server(const std::string& node, Access access = {}, std::size_t max_request = 16u << 20,
+                  std::size_t max_connections = 64, std::chrono::milliseconds idle = std::chrono::seconds(5)) {
     ControlServerOptions o;
     o.node = node;
     o.path = path = socket_path(node);
     o.access = access;
     o.max_request_bytes = max_request;
+    o.max_connections = max_connections;
+    o.idle_timeout = idle;
     auto s = ControlServer::start(o, [this](const Request& r) -> json {
       ++calls;
       if (r.op == "boom") throw std::runtime_error("kaboom");
@@ -143,6 +148,42 @@ TEST(Control, MalformedRequestGetsAnErrorAndTheServerKeepsServing) {
   ASSERT_TRUE(other.ok());
   EXPECT_EQ((*other)["echo"], "status");
   EXPECT_EQ(s.calls.load(), 2);
+}
+
+// Silent clients at the connection limit: each new connection evicts the one idle longest (told
+// why), so the owner's request still gets through (64 silent clients locked out stop and inject).
+TEST(Control, SilentClientsCannotLockTheOwnerOut) {
+  std::string node = unique_node();
+  Server s(node, {}, 16u << 20, 4);
+  ASSERT_TRUE(s.server);
+  std::vector<std::unique_ptr<Raw>> silent;
+  for (int i = 0; i < 8; ++i) {
+    silent.push_back(std::make_unique<Raw>(socket_path(node)));
+    ASSERT_TRUE(silent.back()->connected());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto owner = call(node, {{"op", "stop"}});
+  ASSERT_TRUE(owner.ok()) << owner.status().message();
+  EXPECT_EQ((*owner)["echo"], "stop");
+  json evicted = silent.front()->reply();
+  EXPECT_EQ(evicted["code"], "too_many_connections");
+  EXPECT_EQ(evicted["error"], "connection closed: node '" + node + "' has 4 connections and this one was idle longest");
+}
+
+// A connection that says nothing is closed after the idle timeout; a blank line gets a reply.
+TEST(Control, IdleConnectionsAreClosedAndBlankLinesAnswered) {
+  std::string node = unique_node();
+  Server s(node, {}, 16u << 20, 64, std::chrono::milliseconds(200));
+  ASSERT_TRUE(s.server);
+  Raw blank(socket_path(node));
+  blank.send("\n");
+  EXPECT_EQ(blank.reply()["error"], "malformed request: empty line (expected one JSON object per line)");
+  Raw idle(socket_path(node));
+  ASSERT_TRUE(idle.connected());
+  auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(idle.line(), "");  // EOF: the server closed it
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(3));
+  EXPECT_TRUE(call(node, {{"op", "status"}}).ok());
 }
 
 TEST(Control, OversizedRequestIsRefusedAndTheConnectionResyncs) {
