@@ -1,10 +1,12 @@
 #include "emulator/daemon/daemon.hpp"
-#include "telemetry/incidents.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
 
+#include "telemetry/incidents.hpp"
 #include "telemetry/naming.hpp"
 
 namespace npukit::emu {
@@ -110,6 +112,7 @@ void Daemon::run() {
     auto now = std::chrono::steady_clock::now();
     if (now >= next_publish) {
       publisher_->publish(options_.speed, lag_ns_);
+      cancel_orphaned_jobs();
       forget_old_jobs();
       next_publish += period;
       if (next_publish <= now) next_publish = now + period;  // fell behind: do not burst
@@ -118,6 +121,17 @@ void Daemon::run() {
     wake_.wait_until(lock, next_publish, [this] { return stop_ || !pending_.empty(); });
   }
   serve_pending();  // answer what arrived with the stop (the "stop" request itself)
+}
+
+// A job whose submitting process is gone (SIGKILL included) would hold its devices and memory for
+// ever: it is cancelled, which frees them.
+void Daemon::cancel_orphaned_jobs() {
+  for (auto& [id, job] : jobs_) {
+    if (job.state != "running" || job.owner_pid <= 0 || !job.cancel_reason.empty()) continue;
+    if (::kill(job.owner_pid, 0) == 0 || errno != ESRCH) continue;
+    job.cancel_reason = "cancelled: its submitting process " + std::to_string(job.owner_pid) + " exited";
+    job.runner->cancel();
+  }
 }
 
 void Daemon::forget_old_jobs() {

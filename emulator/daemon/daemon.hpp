@@ -44,6 +44,8 @@ struct Job {
   int id = 0;
   std::string name;
   uint32_t pid = 0;
+  int owner_pid = 0;              // the process that submitted it: the job dies with it (0: unknown)
+  std::string cancel_reason;      // why the daemon cancelled it
   std::string state = "running";  // running, done, failed, cancelled
   std::string error;
   int64_t steps_total = 0;
@@ -88,6 +90,7 @@ class Daemon {
   nlohmann::json reference_json() const;
   void advance_time();
   void forget_old_jobs();
+  void cancel_orphaned_jobs();
 
   DaemonOptions options_;
   std::unique_ptr<Node> node_;

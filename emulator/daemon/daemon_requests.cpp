@@ -90,6 +90,7 @@ json Daemon::submit(const tf::Request& request) {
   job.id = next_job_++;
   job.name = program->name;
   job.pid = program->pid;
+  job.owner_pid = request.peer.pid;
   job.steps_total = program->repeat;
   job.started_ns = node_->now();
   auto runner = ProgramRunner::create(*node_, std::move(*program), "job " + std::to_string(job.id) + " '" + job.name + "'");
@@ -128,7 +129,7 @@ json Daemon::submit(const tf::Request& request) {
         done.state = s.ok() ? "done" : s.message() == "cancelled" ? "cancelled" : "failed";
         done.exit_code = s.ok() ? 0 : done.state == "cancelled" ? 2 : 1;
         sample_account(done.account, *node_);
-        done.error = s.ok() ? "" : s.message();
+        done.error = s.ok() ? "" : done.state == "cancelled" && !done.cancel_reason.empty() ? done.cancel_reason : s.message();
         publisher_->record(tf::EventType::kJobFinished, -1, done.name,
                            {static_cast<uint64_t>(id), s.ok() ? 0u : static_cast<uint64_t>(s.code()), 0, 0},
                            done.error);

@@ -1,8 +1,10 @@
 #include "profiler/record/child_process.hpp"
 
+#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -35,15 +37,44 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 
 }  // namespace
 
+// fork + exec rather than posix_spawn, for PR_SET_PDEATHSIG: when the recorder dies, even by
+// SIGKILL, the command gets SIGTERM instead of living on as an orphan whose job holds the devices.
+// An exec failure comes back through a close-on-exec pipe.
 Result<ChildProcess> ChildProcess::spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
   if (argv.empty()) return InvalidArgument("no command to run");
   std::vector<std::string> args = argv;
   std::vector<std::string> environment = merged_environment(env);
   std::vector<char*> arg_ptrs = pointers(args);
   std::vector<char*> env_ptrs = pointers(environment);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, args[0].c_str(), nullptr, nullptr, arg_ptrs.data(), env_ptrs.data());
-  if (rc != 0) return InvalidArgument("cannot run '" + argv[0] + "': " + std::strerror(rc));
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return InvalidArgument("cannot run '" + argv[0] + "': " + std::strerror(errno));
+  const pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int e = errno;
+    ::close(fds[0]), ::close(fds[1]);
+    return InvalidArgument("cannot run '" + argv[0] + "': " + std::strerror(e));
+  }
+  if (pid == 0) {  // the child: async-signal-safe calls only
+    ::close(fds[0]);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent) ::_exit(127);  // the recorder died before the line above
+    ::execvpe(arg_ptrs[0], arg_ptrs.data(), env_ptrs.data());
+    int e = errno;
+    ssize_t n = ::write(fds[1], &e, sizeof e);
+    (void)n;
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  int e = 0;
+  ssize_t n;
+  do n = ::read(fds[0], &e, sizeof e); while (n < 0 && errno == EINTR);
+  ::close(fds[0]);
+  if (n == static_cast<ssize_t>(sizeof e)) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return InvalidArgument("cannot run '" + argv[0] + "': " + std::strerror(e));
+  }
   return ChildProcess(pid);
 }
 

@@ -1,6 +1,8 @@
 // Multi-process tests of npu-emud: the real daemon binary, read through the bus from this
 // process, controlled over its socket.
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <set>
 
@@ -62,6 +64,29 @@ TEST(Daemon, PublishesEveryDeviceLive) {
     EXPECT_EQ(snap->device_info(d).bus_id.size(), 12u);
   }
   EXPECT_EQ(snap->node().node_spec, "8x910B2");
+}
+
+// A job whose submitter dies (SIGKILL: no chance to cancel) is cancelled by the daemon, which
+// frees its memory; it used to run on as an orphan holding the devices.
+TEST(Daemon, AJobDiesWithTheProcessThatSubmittedIt) {
+  ScopedNode node("orphan");
+  pid_t child = ::fork();
+  if (child == 0) {
+    auto c = telemetry::ShmClient::open({.node = node.name()});
+    if (c.ok()) (void)(*c)->control({{"op", "submit"}, {"program", small_program(2, 100000)}});
+    ::pause();  // until killed
+    ::_exit(0);
+  }
+  ASSERT_GT(child, 0);
+  ASSERT_TRUE(eventually([&] { return !node.control({{"op", "list_jobs"}})["jobs"].empty(); }));
+  ASSERT_EQ(node.control({{"op", "list_jobs"}})["jobs"][0]["state"], "running");
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  json job;
+  EXPECT_TRUE(eventually([&] { return (job = node.control({{"op", "list_jobs"}})["jobs"][0])["state"] == "cancelled"; }))
+      << job.dump();
+  EXPECT_EQ(job["error"], "cancelled: its submitting process " + std::to_string(child) + " exited");
+  EXPECT_TRUE(eventually([&] { return node.client()->snapshot()->processes().empty(); }));
 }
 
 TEST(Daemon, RunsASubmittedProgramAndAccountsItsMemoryPerProcess) {

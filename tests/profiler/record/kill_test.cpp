@@ -6,6 +6,8 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
+
 #include "tests/profiler/invariants.hpp"
 
 extern char** environ;
@@ -25,6 +27,8 @@ pid_t spawn(const std::vector<std::string>& args) {
 TEST(Kill, SigkilledRecorderLeavesAUsableDatabase) {
   ScopedNode node("kill", "--seed 7");
   TempDir dir("kill");
+  auto idle = node.client()->snapshot();  // HBM in use before any job (the firmware's share)
+  ASSERT_TRUE(idle.ok());
   pid_t recorder = spawn({prof(), "record", "-o", dir.str(), "--node-name", node.name(), "--", npu_run(),
                           "resnet50-train", "--steps", "40"});
   ASSERT_GT(recorder, 0);
@@ -67,6 +71,22 @@ TEST(Kill, SigkilledRecorderLeavesAUsableDatabase) {
   EXPECT_EQ(j["header"]["tasks"], tasks);
   EXPECT_FALSE(j["steps"].empty()) << "the step breakdown is recomputed from the tasks";
   EXPECT_EQ(run_command(prof() + " export --chrome " + (dir / "t.json") + " " + dir.str()).exit_code, 0);
+
+  // The recorder's death reached its command (SIGTERM through PR_SET_PDEATHSIG), and the
+  // command's job died with it: cancelled by the daemon, its memory free for the next run.
+  nlohmann::json jobs;
+  EXPECT_TRUE(eventually([&] {
+    jobs = node.control({{"op", "list_jobs"}})["jobs"];
+    return !jobs.empty() && std::none_of(jobs.begin(), jobs.end(), [](const nlohmann::json& j) { return j["state"] == "running"; });
+  }, std::chrono::seconds(10))) << jobs.dump();
+  EXPECT_EQ(jobs.back()["state"], "cancelled") << jobs.dump();
+  EXPECT_TRUE(eventually([&] {
+    auto s = node.client()->snapshot();
+    for (int d = 0; s.ok() && d < s->device_count(); ++d) {
+      if (s->device(d, telemetry::fid::kHbmUsedBytes).as_u64() != idle->device(d, telemetry::fid::kHbmUsedBytes).as_u64()) return false;
+    }
+    return s.ok();
+  })) << "HBM still held after the job ended";
 }
 
 }  // namespace
