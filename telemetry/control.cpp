@@ -299,7 +299,7 @@ Result<std::unique_ptr<ControlClient>> ControlClient::connect(const std::string&
   int err = try_connect(c->fd_, *addr);
   if (err == ENOENT || err == ECONNREFUSED) return Status(Code::kUnavailable, no_daemon_message(node));
   if (err == EACCES || err == EPERM) {
-    return Status(Code::kFailedPrecondition, "permission denied connecting to the control socket " + path +
+    return Status(Code::kPermissionDenied, "permission denied connecting to the control socket " + path +
                                                  " of node '" + node + "'");
   }
   if (err != 0) {

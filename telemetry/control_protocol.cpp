@@ -48,7 +48,8 @@ Status reply_status(const nlohmann::json& reply) {
   std::string error = reply.is_object() && reply.contains("error") && reply["error"].is_string()
                           ? reply["error"].get<std::string>()
                           : "control reply without ok: " + to_line(reply);
-  return Status(Code::kFailedPrecondition, error);
+  bool denied = reply.is_object() && reply.value("code", std::string()) == "permission_denied";
+  return Status(denied ? Code::kPermissionDenied : Code::kFailedPrecondition, error);
 }
 
 std::string ControlDispatcher::handle_line(std::string_view line, const Peer& peer) const {

@@ -163,9 +163,10 @@ Result<std::unique_ptr<Segment>> Segment::open_shm(const std::string& node, bool
   int fd = ::shm_open(name.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC, 0);
   if (fd < 0 && errno == ENOENT) return Status(Code::kUnavailable, no_daemon_message(node));
   if (fd < 0) {
-    return Status(Code::kFailedPrecondition, "cannot open shm segment " + name +
-                                                 (writable ? " for writing" : "") + ": " +
-                                                 errno_text(errno));
+    int e = errno;
+    return Status(e == EACCES || e == EPERM ? Code::kPermissionDenied : Code::kFailedPrecondition,
+                  "cannot open shm segment " + name + (writable ? " for writing" : "") + ": " + errno_text(e) +
+                      (e == EACCES ? " (the node is private to its owner; npu-emud start --access group|all shares it)" : ""));
   }
   std::unique_ptr<Segment> seg(new Segment());
   seg->fd_ = fd;

@@ -34,7 +34,7 @@ enum class AccessScope {
   kAll,    // shm 0644, socket 0666: any local user reads telemetry and sends read-only requests
 };
 struct Access {
-  AccessScope scope = AccessScope::kGroup;
+  AccessScope scope = AccessScope::kOwner;  // private by default (npu-emud start --access)
   gid_t group = static_cast<gid_t>(-1);  // -1: the creating process's effective gid
 };
 

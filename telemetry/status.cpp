@@ -11,6 +11,7 @@ const char* code_name(Code code) {
     case Code::kOutOfMemory: return "OutOfMemory";
     case Code::kFailedPrecondition: return "FailedPrecondition";
     case Code::kUnavailable: return "Unavailable";
+    case Code::kPermissionDenied: return "PermissionDenied";
     case Code::kInternal: return "Internal";
   }
   return "Unknown";

@@ -22,6 +22,7 @@ enum class Code {
   kOutOfMemory,       // device memory exhausted
   kFailedPrecondition,
   kUnavailable,       // no daemon, stale node
+  kPermissionDenied,  // the node is another user's and does not let this one do that
   kInternal,
 };
 

@@ -28,6 +28,9 @@ Result<json> call(const std::string& node, const json& request, std::chrono::mil
   return (*client)->call(request);
 }
 
+// No node (or a stale one) is 1; another user's node that does not let us in is 4.
+int exit_for_status(const Status& s) { return s.code() == Code::kPermissionDenied ? kExitPermission : kExitNotRunning; }
+
 int exit_for_reply(const json& reply) {
   if (reply.value("ok", false)) return kExitOk;
   return reply.value("code", std::string()) == "permission_denied" ? kExitPermission : kExitFailed;
@@ -162,7 +165,7 @@ int stop(const std::string& node) {
   auto reply = call(node, {{"op", "stop"}}, std::chrono::milliseconds(5000));
   if (!reply.ok()) {
     complain(reply.status().message());
-    return kExitNotRunning;
+    return exit_for_status(reply.status());
   }
   if (!reply->value("ok", false)) {
     complain(reply->value("error", std::string("stop refused")));
@@ -185,12 +188,12 @@ int status(const std::string& node, bool as_json) {
   auto client = tf::ShmClient::open({.node = node});
   if (!client.ok()) {
     complain(client.status().message());
-    return kExitNotRunning;
+    return exit_for_status(client.status());
   }
   auto snap = (*client)->snapshot();
   if (!snap.ok()) {
     complain(snap.status().message());
-    return kExitNotRunning;
+    return exit_for_status(snap.status());
   }
   if (snap->stale()) {
     complain("node '" + node + "' is stale: " + snap->stale_reason());
@@ -199,7 +202,7 @@ int status(const std::string& node, bool as_json) {
   auto reply = (*client)->control({{"op", "status"}});
   if (!reply.ok()) {
     complain(reply.status().message());
-    return kExitNotRunning;
+    return exit_for_status(reply.status());
   }
   if (!reply->value("ok", false)) {  // refused (too many connections, ...): say so, never print blanks
     complain(reply->value("error", std::string("the node refused the status request")));
@@ -229,7 +232,7 @@ int device_request(const std::string& node, const std::string& op, const json& t
   auto reply = call(node, extra, std::chrono::milliseconds(5000));
   if (!reply.ok()) {
     complain(reply.status().message());
-    return kExitNotRunning;
+    return exit_for_status(reply.status());
   }
   if (!reply->value("ok", false)) {
     complain(reply->value("error", std::string("request refused")));

@@ -20,6 +20,7 @@ struct Args {
   std::string fault;
   double power_limit = 0;
   std::string ecc;
+  std::string access = "owner";
 };
 
 struct Commands {
@@ -47,6 +48,11 @@ void add_node_commands(CLI::App& app, Args& a, Commands& c) {
   c.start->add_option("--rate", o.rate_hz, "telemetry publish rate, Hz")->capture_default_str();
   c.start->add_option("--seed", o.seed, "seed of the emulated timing jitter")->capture_default_str();
   c.start->add_flag("--foreground", a.foreground, "do not daemonize");
+  c.start->add_option("--access", a.access,
+                      "who may read the node: owner (default: segment and socket 0600), group (0640/0660, "
+                      "the daemon's group), all (0644/0666); control stays the owner's")
+      ->check(CLI::IsMember({"owner", "group", "all"}))
+      ->capture_default_str();
   c.stop = add_command(app, a, "stop", "stop a node");
   c.status = add_command(app, a, "status", "is the node up? (exit 1 when absent or stale)");
   c.status->add_flag("--json", a.as_json, "print the daemon's status reply as JSON");
@@ -88,7 +94,12 @@ nlohmann::json target_of(const Args& a) {
 
 int dispatch(const Commands& c, const Args& a) {
   const std::string& node = a.options.node_name;
-  if (*c.start) return emud::start(a.options, a.foreground);
+  if (*c.start) {
+    npukit::emu::DaemonOptions o = a.options;
+    namespace tf = npukit::telemetry;
+    o.access.scope = a.access == "all" ? tf::AccessScope::kAll : a.access == "group" ? tf::AccessScope::kGroup : tf::AccessScope::kOwner;
+    return emud::start(o, a.foreground);
+  }
   if (*c.stop) return emud::stop(node);
   if (*c.status) return emud::status(node, a.as_json);
   nlohmann::json target = target_of(a);

@@ -1,6 +1,7 @@
 // Multi-process tests of npu-emud: the real daemon binary, read through the bus from this
 // process, controlled over its socket.
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -87,6 +88,37 @@ TEST(Daemon, AJobDiesWithTheProcessThatSubmittedIt) {
       << job.dump();
   EXPECT_EQ(job["error"], "cancelled: its submitting process " + std::to_string(child) + " exited");
   EXPECT_TRUE(eventually([&] { return node.client()->snapshot()->processes().empty(); }));
+}
+
+// Private by default: segment and socket 0600; another user gets one line and the documented
+// code from every tool (npu-smi 6, npu-emud and npu-prof 4). --access all opens reading, never
+// control. Run as root, switching to nobody with setpriv.
+TEST(Daemon, NodesArePrivateByDefaultAndAccessAllOpensReadingOnly) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run tools as uid 65534";
+  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+  const std::string smi = std::string(NPUKIT_BUILD_DIR) + "/smi/npu-smi", prof = std::string(NPUKIT_BUILD_DIR) + "/profiler/npu-prof";
+  {
+    ScopedNode node("private");
+    struct stat st {};
+    ASSERT_EQ(::stat(("/dev/shm" + tf::shm_name(node.name())).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    ASSERT_EQ(::stat(tf::control_socket_path(node.name()).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    auto info = run_command(as_nobody + smi + " info --node-name " + node.name());
+    EXPECT_EQ(info.exit_code, 6) << info.output;
+    EXPECT_NE(info.output.find("Permission denied (the node is private to its owner; npu-emud start --access group|all shares it)"),
+              std::string::npos) << info.output;
+    auto inject = run_command(as_nobody + emud() + " inject --node-name " + node.name() + " --device 0 --fault ecc-storm");
+    EXPECT_EQ(inject.exit_code, 4) << inject.output;
+    auto record = run_command(as_nobody + prof + " record -o /tmp/npukit-denied-" + node.name() + " --node-name " + node.name() +
+                              " --attach --duration 1");
+    EXPECT_EQ(record.exit_code, 4) << record.output;
+  }
+  ScopedNode open("open", "--access all");
+  EXPECT_EQ(run_command(as_nobody + smi + " info --node-name " + open.name()).exit_code, 0);
+  auto inject = run_command(as_nobody + emud() + " inject --node-name " + open.name() + " --device 0 --fault ecc-storm");
+  EXPECT_EQ(inject.exit_code, 4) << inject.output;
+  EXPECT_NE(inject.output.find("permission denied: uid 65534 may not inject"), std::string::npos) << inject.output;
 }
 
 TEST(Daemon, RunsASubmittedProgramAndAccountsItsMemoryPerProcess) {
