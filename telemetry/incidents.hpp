@@ -42,6 +42,10 @@ struct IncidentKind {
   std::string alert;        // the alert rule that fires for it (NpuIncident unless named)
 };
 
+// The limits the memory incidents are raised at (the emulator raises them; readers name them).
+inline constexpr uint64_t kSingleBitStormErrors = 1000;  // volatile single-bit errors: ecc_single_bit_storm
+inline constexpr uint64_t kIsolatedPagesReplace = 60;    // isolated pages: ecc_isolated_pages (NVIDIA's rule)
+
 std::span<const IncidentKind> incident_kinds();
 // nullptr when absent.
 const IncidentKind* find_incident(uint32_t code);

@@ -119,8 +119,8 @@ std::vector<Alarm> DeviceHealth::alarms(double t, const ThermalLimits& limits) c
   }
   if (ecc_.double_bit_volatile > 0) out.push_back(alarm_of(incident("ecc_double_bit")));
   out.insert(out.end(), link_alarms_.begin(), link_alarms_.end());
-  if (ecc_.single_bit_volatile >= kSingleBitStormThreshold) out.push_back(alarm_of(incident("ecc_single_bit_storm")));
-  if (ecc_.isolated_pages_single + ecc_.isolated_pages_double >= kIsolatedPagesReplace) {
+  if (ecc_.single_bit_volatile >= telemetry::kSingleBitStormErrors) out.push_back(alarm_of(incident("ecc_single_bit_storm")));
+  if (ecc_.isolated_pages_single + ecc_.isolated_pages_double >= telemetry::kIsolatedPagesReplace) {
     out.push_back(alarm_of(incident("ecc_isolated_pages")));
   }
   if (active(FaultKind::kAicoreDegraded)) out.push_back(alarm_of(incident("aicore_degraded")));

@@ -38,9 +38,8 @@ const char* fault_name(FaultKind k);
 Result<FaultKind> parse_fault(std::string_view name);
 const std::vector<FaultKind>& all_faults();
 
-// Alarm codes, severities and texts come from the incident table (telemetry/incidents.json).
-inline constexpr uint64_t kSingleBitStormThreshold = 1000;  // volatile single-bit errors: a storm
-inline constexpr uint64_t kIsolatedPagesReplace = 60;       // isolated pages: replace the part
+// Alarm codes, severities, texts and the memory limits come from the incident table
+// (telemetry/incidents.hpp).
 
 inline constexpr uint64_t kHbmPageBytes = 2ull << 20;  // the page ECC isolates
 

@@ -97,7 +97,7 @@ void ecc_isolated_pages(const RuleContext& c, std::vector<Check>& out) {
   auto dbl = number(c, fid::kEccDoubleBitIsolatedPages);
   if (!single || !dbl) return;
   double pages = *single + *dbl;
-  double limit = static_cast<double>(c.limits.isolated_pages_warn);
+  double limit = static_cast<double>(tf::kIsolatedPagesReplace);
   out.push_back(make("ecc_isolated_pages", Verdict::kPass, format("%.0f memory page(s) isolated (replace at %.0f)", pages, limit),
                      pages, limit, "pages"));
 }

@@ -43,16 +43,12 @@ struct Check {
   uint32_t code = 0;                // its code
 };
 
-// Limits the rules judge against. Chip temperatures follow the emulated specs' throttle and
+// Limits the messages and PASS lines name (incidents judge). Chip temperatures follow the emulated specs' throttle and
 // shutdown points (emulator/specs/devices; the bus does not carry them).
 struct Thresholds {
   double temperature_warn_c = 85;       // throttle point: DVFS starts pulling the clock down
   double temperature_fail_c = 100;      // 5 C below the shutdown point
-  double hbm_temperature_warn_c = 85;
-  double hbm_temperature_fail_c = 95;
-  uint64_t single_bit_storm = 1000;     // volatile single-bit errors: a storm (Warning)
-  uint64_t isolated_pages_warn = 60;    // isolated pages: replace the part (NVIDIA's 60-page rule)
-  double power_over_limit_ratio = 1.05; // power draw above limit * ratio: capping is not holding
+  double hbm_temperature_warn_c = 85;   // named by the (informational) memory rule
 };
 Thresholds thresholds_for(const telemetry::DeviceInfo& info);
 

@@ -53,12 +53,12 @@ std::pair<std::string, std::string> measured(const tf::IncidentKind& k, const tf
     return {whole(field(fid::kTemperatureCelsius)), whole(limits.temperature_fail_c + 5)};
   }
   if (kind == "ecc_single_bit_storm") {
-    return {whole(field(fid::kEccSingleBitVolatile)), whole(static_cast<double>(limits.single_bit_storm))};
+    return {whole(field(fid::kEccSingleBitVolatile)), whole(static_cast<double>(tf::kSingleBitStormErrors))};
   }
   if (kind == "ecc_double_bit") return {whole(field(fid::kEccDoubleBitVolatile)), ""};
   if (kind == "ecc_isolated_pages") {
     double pages = field(fid::kEccSingleBitIsolatedPages).value_or(0) + field(fid::kEccDoubleBitIsolatedPages).value_or(0);
-    return {whole(pages), whole(static_cast<double>(limits.isolated_pages_warn))};
+    return {whole(pages), whole(static_cast<double>(tf::kIsolatedPagesReplace))};
   }
   if (kind == "aicore_degraded") return {"", std::to_string(s.device_info(d).aicore_count)};
   return {"", ""};
