@@ -23,7 +23,8 @@
 # Prints a table of checks x failures; exit 0 when no check failed, 1 otherwise, 2 on bad usage.
 #
 #   bench/kill_loop.sh [--rounds N] [--build DIR]
-set -euo pipefail
+set -eEuo pipefail
+trap 'echo "kill_loop.sh: stopped by a failing command at line $LINENO: $BASH_COMMAND" >&2' ERR
 
 here=$(cd "$(dirname "$0")" && pwd)
 BUILD=$here/../build
@@ -50,10 +51,11 @@ declare -A runs=() fails=()
 order=()
 failures_log=$work/failures
 
-# check KEY OK DETAIL: counts one run of check KEY ("scenario: check"); OK is 0 for a pass;
-# a failure is logged with the round and DETAIL.
+# check KEY OK [DETAIL]: counts one run of check KEY ("scenario: check"); OK is 0 for a pass,
+# anything else a failure, logged with the round and DETAIL (default: OK itself, so helpers can
+# echo 0 or what went wrong).
 check() {
-  local key=$1 ok=$2 detail=${3:-}
+  local key=$1 ok=$2 detail=${3:-$2}
   [[ -v "runs[$key]" ]] || { order+=("$key"); runs[$key]=0; fails[$key]=0; }
   runs[$key]=$((runs[$key] + 1))
   if [[ $ok != 0 ]]; then
@@ -71,6 +73,12 @@ profiles_intact() {
   done < <(find "$1" -name 'msprof_*.db')
   ((bad == 0)) && echo 0
   return 0
+}
+
+# Why the node is not up: `npu-emud status` and the tail of the daemon's log.
+daemon_gone() {
+  echo "npu-emud status: $("$EMUD" status --node-name "$node" 2>&1 | head -2 | tr '\n' ' ')"
+  echo "daemon log: $(tail -5 "${XDG_RUNTIME_DIR:-/tmp}/npukit-$node.log" 2>/dev/null | tr '\n' ' ')"
 }
 
 # Echoes the number of rank databases under $1.
@@ -132,7 +140,11 @@ start_recording() {
 round_daemon() {
   local daemon rc
   daemon=$(node_pid "$node")
-  [[ -n $daemon ]] || { check "a daemon: node up before the round" 1 "no daemon"; "$EMUD" start --node-name "$node" --seed 7 >/dev/null 2>&1 || true; return; }
+  check "a daemon: node up at round start" "$([[ -n $daemon ]] && echo 0 || daemon_gone)"
+  if [[ -z $daemon ]]; then
+    "$EMUD" start --node-name "$node" --seed 7 >/dev/null 2>&1 || true
+    return
+  fi
   start_recording
   sleep_ms_between 300 1800
   kill -KILL "$daemon"

@@ -40,7 +40,7 @@ node_start() {
 
 # The daemon's pid of node $1, from `npu-emud status` ("", when the node is not up).
 node_pid() {
-  "$EMUD" status --node-name "$1" 2>/dev/null | sed -n 's/.*, pid \([0-9]*\),.*/\1/p' | head -1
+  { "$EMUD" status --node-name "$1" 2>/dev/null || true; } | sed -n 's/.*, pid \([0-9]*\),.*/\1/p' | head -1
 }
 
 # Stops node $1 and removes what a SIGKILLed daemon may have left: its segment, socket and log.
@@ -88,6 +88,7 @@ exporter_start() {
   log=$(mktemp)
   "$EXPORTER" --node-name "$node" --listen 127.0.0.1:0 >"$log" 2>&1 &
   EXPORTER_PID=$!
+  disown "$EXPORTER_PID" 2>/dev/null || true  # no "Killed" job notice when a bench kills it
   BENCH_PIDS+=("$EXPORTER_PID")
   EXPORTER_URL=
   local i
