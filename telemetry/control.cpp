@@ -54,6 +54,25 @@ mode_t socket_mode(AccessScope scope) {
   return 0600;
 }
 
+// A name the server may take over: absent, or a socket of this user (a killed daemon's). Anything
+// else there (another user's file, a symlink, a directory) is refused and left alone, so a name
+// placed in a shared directory like /tmp can never redirect or clobber anything.
+Status may_replace(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return Status::Ok();  // absent
+  if (!S_ISSOCK(st.st_mode)) {
+    return Status(Code::kPermissionDenied, "control socket path " + path + " exists and is not a socket" +
+                                               (S_ISLNK(st.st_mode) ? " (a symlink)" : "") +
+                                               ": refusing to replace it (remove it, or set $XDG_RUNTIME_DIR)");
+  }
+  if (st.st_uid != ::geteuid()) {
+    return Status(Code::kPermissionDenied, "control socket path " + path + " belongs to uid " +
+                                               std::to_string(st.st_uid) + ", not this user (uid " +
+                                               std::to_string(::geteuid()) + "): refusing to replace it");
+  }
+  return Status::Ok();
+}
+
 // Binds under a temporary name, sets mode and group, renames into place.
 Result<int> bind_socket(const std::string& path, const Access& access) {
   auto final_addr = unix_address(path);
@@ -61,6 +80,8 @@ Result<int> bind_socket(const std::string& path, const Access& access) {
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
   auto tmp_addr = unix_address(tmp);
   if (!tmp_addr.ok()) return tmp_addr.status();
+  NPUKIT_RETURN_IF_ERROR(may_replace(path));
+  NPUKIT_RETURN_IF_ERROR(may_replace(tmp));
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return Status(Code::kInternal, "cannot create a Unix socket: " + errno_text());
   ::unlink(tmp.c_str());

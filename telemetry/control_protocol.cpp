@@ -62,6 +62,9 @@ std::string ControlDispatcher::handle_line(std::string_view line, const Peer& pe
   } catch (const nlohmann::json::parse_error& e) {
     std::size_t column = e.byte == 0 ? 1 : e.byte;
     return to_line(error_reply(malformed(parse_error_what(e.what()), column), "malformed_request"));
+  } catch (const nlohmann::json::out_of_range& e) {  // a number too large for a double
+    return to_line(error_reply(malformed(number_overflow_message(e.what()), number_overflow_at(line, e.what())),
+                               "malformed_request"));
   }
   return to_line(handle(request, peer));
 }

@@ -34,7 +34,26 @@ std::string short_parse_message(const std::string& what) {
   return rest;
 }
 
+// The number nlohmann names in "...number overflow parsing '<number>'" ("" when none).
+std::string overflowing_number(const std::string& what) {
+  auto open = what.find('\'');
+  auto close = open == std::string::npos ? std::string::npos : what.find('\'', open + 1);
+  return close == std::string::npos ? "" : what.substr(open + 1, close - open - 1);
+}
+
 }  // namespace
+
+std::size_t number_overflow_at(std::string_view text, const std::string& what) {
+  std::string number = overflowing_number(what);
+  auto at = number.empty() ? std::string_view::npos : text.find(number);
+  return at == std::string_view::npos ? 1 : at + 1;
+}
+
+std::string number_overflow_message(const std::string& what) {
+  std::string number = overflowing_number(what);
+  if (number.size() > 32) number = number.substr(0, 29) + "...";
+  return "number too large: '" + number + "'";
+}
 
 std::size_t too_deep_at(std::string_view text) {
   int depth = 0;
@@ -69,6 +88,10 @@ Result<nlohmann::json> parse_json_text(const std::string& text, const std::strin
     auto [line, col] = line_col(text, e.byte);
     return InvalidArgument(std::string(prefix) + ": " + file + ":" + std::to_string(line) + ":" +
                            std::to_string(col) + ": " + short_parse_message(e.what()));
+  } catch (const nlohmann::json::out_of_range& e) {
+    auto [line, col] = line_col(text, number_overflow_at(text, e.what()));  // 1-based: the number's first byte
+    return InvalidArgument(std::string(prefix) + ": " + file + ":" + std::to_string(line) + ":" +
+                           std::to_string(col) + ": " + number_overflow_message(e.what()));
   }
 }
 

@@ -23,7 +23,13 @@ inline constexpr int kMaxJsonDepth = 128;
 // never does (strings are skipped, as the parser reads them).
 std::size_t too_deep_at(std::string_view text);
 
-// Parses `text`; on a syntax error: "<prefix>: <file>:<line>:<col>: <what>" (nesting deeper than
+// nlohmann throws out_of_range, not parse_error, for a number too large for a double (1e999):
+// "number overflow parsing '1e999'". Where that number is in `text` (1-based byte offset; 1 when
+// it cannot be found) and a short message naming it ("number too large: '1e999'").
+std::size_t number_overflow_at(std::string_view text, const std::string& what);
+std::string number_overflow_message(const std::string& what);
+
+// Parses `text`; on a syntax error (a number too large included): "<prefix>: <file>:<line>:<col>: <what>" (nesting deeper than
 // kMaxJsonDepth is one).
 Result<nlohmann::json> parse_json_text(const std::string& text, const std::string& file,
                                        std::string_view prefix);

@@ -30,7 +30,7 @@ std::string DaemonBackend::describe() const { return "node '" + node_ + "' (" + 
 Result<int> DaemonBackend::submit(const telemetry::Program& program) {
   auto reply = client_->control({{"op", "submit"}, {"program", telemetry::program_to_json(program)}});
   if (!reply.ok()) return reply.status();
-  if (!reply->value("ok", false)) return InvalidArgument(reply->value("error", std::string("submit refused")));
+  if (Status s = telemetry::reply_status(*reply); !s.ok()) return s;  // PermissionDenied for another user
   return reply->value("job", 0);
 }
 
@@ -56,6 +56,12 @@ Status DaemonBackend::cancel(int job) {
 void DaemonBackend::wait(int) { std::this_thread::sleep_for(std::chrono::milliseconds(100)); }
 
 namespace {
+
+// A submit the node did not take: no node, another user's node, or a program it refused.
+int exit_for_refused_submit(const Status& s) {
+  if (s.code() == Code::kUnavailable) return kExitNoNode;
+  return s.code() == Code::kPermissionDenied ? kExitPermission : kExitJobFailed;
+}
 
 // Follows one job to its end; returns its state and every step time.
 struct Outcome {
@@ -120,7 +126,7 @@ int run_model(const Workload& w, const CompiledPoint& point, JobBackend& backend
   auto job = backend.submit(prog);
   if (!job.ok()) {
     std::fprintf(o.err, "npu-run: %s\n", job.status().message().c_str());
-    return job.status().code() == Code::kUnavailable ? kExitNoNode : kExitJobFailed;
+    return exit_for_refused_submit(job.status());
   }
   std::fprintf(o.out, "%s: %lld steps on %s, %zu devices (dp %d x tp %d), allocator %s\n", w.name.c_str(),
                static_cast<long long>(prog.repeat), backend.describe().c_str(), prog.ranks.size(), dp, w.tp,
@@ -163,7 +169,7 @@ int run_sweep(const Workload& w, const std::vector<CompiledPoint>& points, JobBa
     auto job = backend.submit(point.program);
     if (!job.ok()) {
       std::fprintf(o.err, "npu-run: %s\n", job.status().message().c_str());
-      return job.status().code() == Code::kUnavailable ? kExitNoNode : kExitJobFailed;
+      return exit_for_refused_submit(job.status());
     }
     auto r = follow(backend, *job, point.program.repeat, o, nullptr);
     if (!r.ok()) return kExitNoNode;

@@ -8,7 +8,8 @@
 //     throughput  16868.1 img/s (2108.5 img/s per device)
 // Sweeps print tables (nccl-tests columns for allreduce-sweep; --hccl-format for HCCL test's).
 // Exit codes: 0 ok, 1 the job failed (the runtime's error is printed), 2 usage or bad workload,
-// 3 no node to run on, 130 interrupted (the job is cancelled and its memory released).
+// 3 no node to run on, 4 the node is another user's (it cannot be read, or it refuses this user's
+// jobs: only its owner may submit), 130 interrupted (the job is cancelled and its memory released).
 #pragma once
 
 #include <atomic>
@@ -26,6 +27,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitJobFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitNoNode = 3;
+inline constexpr int kExitPermission = 4;
 inline constexpr int kExitInterrupted = 130;
 
 struct JobPoll {

@@ -1,5 +1,6 @@
 #include "emulator/daemon/emud_cli.hpp"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -91,18 +92,30 @@ int start_in_foreground(const DaemonOptions& options) {
   return serve(std::move(*d));
 }
 
+// The node's log for appending: created 0600, never opened through a symlink and never another
+// user's file (it lives in /tmp when $XDG_RUNTIME_DIR is unset). -1 when it cannot be used.
+int open_log(const std::string& path) {
+  int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  struct stat st {};
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 // The forked daemon: a session of its own, stdin from /dev/null, stdout and stderr to the node's
 // log beside its socket. Tells the parent "R<ready line>" or "E<error>" through `ready_fd`.
 [[noreturn]] void become_daemon(const DaemonOptions& options, int ready_fd) {
   setsid();
   std::string log = tf::control_socket_path(options.node_name);
   log = log.substr(0, log.size() - 5) + ".log";
-  std::FILE* in = std::fopen("/dev/null", "r");
-  std::FILE* out = std::fopen(log.c_str(), "a");
-  if (in) dup2(fileno(in), 0);
-  if (out) {
-    dup2(fileno(out), 1);
-    dup2(fileno(out), 2);
+  int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  int log_fd = open_log(log);
+  if (null_fd >= 0) dup2(null_fd, 0);
+  if (int out = log_fd >= 0 ? log_fd : null_fd; out >= 0) {
+    dup2(out, 1);
+    dup2(out, 2);
   }
   auto d = Daemon::create(options);
   std::string msg = d.ok() ? "R" + ready_line(**d, options.node_name) : "E" + d.status().message();

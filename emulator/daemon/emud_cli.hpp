@@ -17,6 +17,12 @@ inline constexpr int kExitUsage = 2;
 inline constexpr int kExitFailed = 3;
 inline constexpr int kExitPermission = 4;
 
+// The program: parses the command line and runs its sub-command; returns the exit code.
+int run_command_line(int argc, const char* const* argv);
+// Parses and checks a command line as run_command_line does, running nothing (no node is
+// started or asked): kExitOk, or the code run_command_line would return before running.
+int check_command_line(int argc, const char* const* argv);
+
 int start(const DaemonOptions& options, bool foreground);
 int stop(const std::string& node);
 int status(const std::string& node, bool json);

@@ -16,6 +16,7 @@ namespace npukit::prof {
 namespace {
 
 std::atomic<bool> g_stop{false};
+constexpr int kParsed = -1;  // parse(): the command line holds; run it
 
 void on_signal(int) { g_stop.store(true); }
 
@@ -101,36 +102,27 @@ int usage_error(const std::string& message) {
   return kExitUsage;
 }
 
-int dispatch(CLI::App& app, Args& a) {
-  if (app.got_subcommand("record")) {
-    RecordOptions& o = a.record.options;
-    if (o.node.empty()) o.node = telemetry::node_name_from_env();
-    o.lossless = a.mode == "fast";
-    if (o.attach && !o.command.empty()) return usage_error("record: --attach and a command exclude each other");
-    if (o.attach && a.duration.empty()) return usage_error("record: --attach needs --duration, e.g. --duration 10s");
-    if (!o.attach && o.command.empty()) return usage_error("record: give the command to record after --, or --attach --duration D");
-    if (!a.duration.empty()) {
-      if (!o.attach) return usage_error("record: --duration applies to --attach");
-      auto d = parse_duration(a.duration);
-      if (!d.ok()) return usage_error("record: " + d.status().message());
-      o.duration = *d;
-    }
-    install_stop_handlers();
-    return run_record(a.record, &g_stop);
+// record's options beyond what CLI11 checks; kParsed when they hold.
+int check_record(Args& a) {
+  RecordOptions& o = a.record.options;
+  if (o.node.empty()) o.node = telemetry::node_name_from_env();
+  o.lossless = a.mode == "fast";
+  if (o.attach && !o.command.empty()) return usage_error("record: --attach and a command exclude each other");
+  if (o.attach && a.duration.empty()) return usage_error("record: --attach needs --duration, e.g. --duration 10s");
+  if (!o.attach && o.command.empty()) return usage_error("record: give the command to record after --, or --attach --duration D");
+  if (!a.duration.empty()) {
+    if (!o.attach) return usage_error("record: --duration applies to --attach");
+    auto d = parse_duration(a.duration);
+    if (!d.ok()) return usage_error("record: " + d.status().message());
+    o.duration = *d;
   }
-  if (app.got_subcommand("report")) return run_report(a.report);
-  if (app.got_subcommand("export")) return run_export(a.exp);
-  if (app.got_subcommand("diff")) return run_diff(a.diff);
-  if (app.got_subcommand("selftest")) return run_selftest(a.selftest);
-  return usage_error("give a command: record, report, export, diff or selftest (see --help)");
+  return kParsed;
 }
 
-}  // namespace
-
-int run_cli(int argc, char** argv) {
-  CLI::App app{"npu-prof: operator timelines of an emulated Ascend node in an msprof-shaped SQLite database"};
+// The command line, parsed and checked into `a`: kParsed, or the exit code when help was
+// printed or the line is wrong (its one line printed).
+int parse(CLI::App& app, Args& a, int argc, const char* const* argv) {
   app.require_subcommand(1);
-  Args a;
   add_record(app, a);
   add_report(app, a);
   add_export(app, a);
@@ -147,7 +139,37 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return usage_error(e.what());
   }
-  return dispatch(app, a);
+  return app.got_subcommand("record") ? check_record(a) : kParsed;
+}
+
+int dispatch(CLI::App& app, Args& a) {
+  if (app.got_subcommand("record")) {
+    install_stop_handlers();
+    return run_record(a.record, &g_stop);
+  }
+  if (app.got_subcommand("report")) return run_report(a.report);
+  if (app.got_subcommand("export")) return run_export(a.exp);
+  if (app.got_subcommand("diff")) return run_diff(a.diff);
+  if (app.got_subcommand("selftest")) return run_selftest(a.selftest);
+  return usage_error("give a command: record, report, export, diff or selftest (see --help)");
+}
+
+constexpr const char* kAbout = "npu-prof: operator timelines of an emulated Ascend node in an msprof-shaped SQLite database";
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{kAbout};
+  Args a;
+  int rc = parse(app, a, argc, argv);
+  return rc == kParsed ? dispatch(app, a) : rc;
+}
+
+int check_args(int argc, const char* const* argv) {
+  CLI::App app{kAbout};
+  Args a;
+  int rc = parse(app, a, argc, argv);
+  return rc == kParsed ? kExitOk : rc;
 }
 
 }  // namespace npukit::prof

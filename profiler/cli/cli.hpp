@@ -13,5 +13,8 @@ inline constexpr int kExitCommandFailed = 5;  // record: the command failed (the
 inline constexpr int kExitWrongDiagnosis = 6;  // selftest: a scenario's diagnosis was wrong
 
 int run_cli(int argc, char** argv);
+// Parses and checks a command line exactly as run_cli does, running nothing (no file is read,
+// no command started): kExitOk, or the code run_cli would return before running (help: 0).
+int check_args(int argc, const char* const* argv);
 
 }  // namespace npukit::prof

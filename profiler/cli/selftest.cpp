@@ -167,7 +167,9 @@ int run_selftest(const SelftestArgs& args) {
                                 {"cost_error_percent", 100 * error}, {"right", ok}});
   }
   bool baselines_ok = true;
-  for (const auto& [name, run] : runs) {
+  for (const auto& entry : runs) {
+    const std::string& name = entry.first;  // not a structured binding: clang 14 cannot capture one
+    const auto& run = entry.second;
     bool is_baseline = std::any_of(rows->begin(), rows->end(), [&](const Row& r) { return r.baseline == name; });
     if (!is_baseline) continue;
     std::string above;

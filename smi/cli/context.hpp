@@ -34,7 +34,8 @@ inline constexpr int kExitHealthFail = 2;     // health: at least one FAIL (Alar
 inline constexpr int kExitHealthUnknown = 3;  // health: stale node or a device without data
 inline constexpr int kExitUsage = 4;          // bad arguments to an extension option
 inline constexpr int kExitNoNode = 5;         // no node running (every command)
-inline constexpr int kExitBusError = 6;       // foreign/incompatible segment, bad $NPU_NODE
+inline constexpr int kExitBusError = 6;       // foreign/incompatible segment, bad $NPU_NODE, or
+                                              // another user's node (private, or set refused)
 inline constexpr int kExitInterrupted = 130;  // diag: SIGINT/SIGTERM during active tests
 
 struct Context {

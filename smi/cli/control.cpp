@@ -34,6 +34,7 @@ int send_all(Context& ctx, Session& session, const SetRequest& r, json request, 
       *ctx.out << kv_line("Status", "Fail") << kv_line("Message", fail_message);
       std::string error = reply->value("error", std::string("request refused"));
       *ctx.err << "npu-smi: node '" << session.snapshot.node().node_name << "': " << error << "\n";
+      if (tf::reply_status(*reply).code() == Code::kPermissionDenied) return kExitBusError;  // another user's node
       return error.rfind("invalid device id", 0) == 0 ? kExitInvalidDeviceId : kExitDcmiFailed;
     }
   }

@@ -119,7 +119,7 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err) {
     auto f = s.next();
     if (i == 0 && f->state == NodeState::kAbsent) {
       err << "npu-top: " << f->message << "\n";
-      return kExitNoNode;
+      return f->denied ? kExitPermission : kExitNoNode;
     }
     if (!o.record.empty() && f->state != NodeState::kAbsent) record_frame(rec, *f);
     render(canvas, *f, v);

@@ -12,7 +12,9 @@
 // Exit codes (docs/npu-top.md):
 //   0 ok; 1 runtime failure (the terminal could not be set up, --record could not be written);
 //   2 usage (bad option or value, no terminal and no --frames, unreadable --replay file);
-//   3 no node: headless mode and the node is not running at the first frame.
+//   3 no node: headless mode and the node is not running at the first frame;
+//   4 permission: headless mode and the node is another user's, private to them (npu-emud
+//     start --access shares it); the dashboard shows the refusal and keeps retrying.
 //
 // Thread-safety: run() and run_headless() own the calling thread until they return.
 #pragma once
@@ -33,6 +35,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitNoNode = 3;
+inline constexpr int kExitPermission = 4;
 
 struct Options {
   std::string node = "npukit";
@@ -60,6 +63,11 @@ Status validate(const Options& o);
 ViewState initial_view(const Options& o, bool unicode);
 // True when the C library's locale (after setlocale(LC_ALL, "")) uses UTF-8.
 bool locale_is_utf8();
+
+// The command line into `o` (defaults from $NPU_NODE): kParsedArgs when it holds, else the exit
+// code (help printed: kExitOk; a wrong option or value: one line on stderr, kExitUsage).
+inline constexpr int kParsedArgs = -1;
+int parse_command_line(int argc, const char* const* argv, Options& o);
 
 int run_headless(const Options& o, std::ostream& out, std::ostream& err);
 // Headless when o.frames > 0, else the curses dashboard (needs a terminal on stdin/stdout).

@@ -88,6 +88,7 @@ bool Collector::ensure_client(Frame& f) {
     auto c = open_();
     if (!c.ok()) {
       f.message = c.status().message();
+      f.denied = c.status().code() == Code::kPermissionDenied;
       return false;
     }
     client_ = std::move(*c);

@@ -92,6 +92,7 @@ struct Frame {
   std::string node;        // the node asked for
   NodeState state = NodeState::kAbsent;
   std::string message;     // why stale / absent (empty when live)
+  bool denied = false;     // absent because the node is another user's and this one may not read it
   tf::Snapshot snapshot;   // empty (0 devices) when absent
   std::shared_ptr<const History> history;
   std::vector<ProcessRow> processes;      // in bus order

@@ -1,62 +1,14 @@
 // npu-top: the live dashboard of an npukit node. See smi/top/app.hpp for the modes and exit
 // codes, docs/npu-top.md for the screen and the keys.
 #include <clocale>
-#include <cstdio>
-#include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "smi/top/app.hpp"
-#include "telemetry/naming.hpp"
 
 namespace top = npukit::top;
 
 int main(int argc, char** argv) {
   std::setlocale(LC_ALL, "");
-  CLI::App app{"npu-top: live dashboard of an npukit node (q quits, h shows the keys)"};
   top::Options o;
-  o.node = npukit::telemetry::node_name_from_env();
-  std::string size, view = "auto", sort;
-  bool no_mouse = false;
-  app.add_option("--node,--node-name", o.node, "node name (default $NPU_NODE or npukit)");
-  app.add_option("--interval,-d", o.interval_s, "refresh interval, seconds (0.05-3600; +/- change it live)")
-      ->capture_default_str();
-  app.add_option("--frames,-n", o.frames, "headless: render N frames as text to stdout, then exit")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--size", size, "headless screen size WxH (default 80x24)");
-  app.add_flag("--mono", o.mono, "no colour (also when NO_COLOR is set)");
-  app.add_flag("--ascii", o.ascii, "ASCII glyphs only (default when the locale is not UTF-8)");
-  app.add_flag("--no-mouse", no_mouse, "do not capture the mouse");
-  app.add_option("--view", view, "device view")->check(CLI::IsMember({"auto", "compact", "detailed"}))->capture_default_str();
-  app.add_option("--window", o.window_s, "history window, seconds (30, 60, 300, 900, 3600)")->capture_default_str();
-  app.add_option("--sort", sort, "process sort column")->check(CLI::IsMember({"pid", "npu", "memory", "share", "name"}));
-  app.add_flag("--ascending", o.ascending, "sort ascending (default descending)");
-  app.add_option("--filter", o.filter, "show only processes whose name or pid contains TEXT");
-  app.add_option("--record", o.record, "headless: also save the collected frames as a recording (JSON)");
-  app.add_option("--replay", o.replay, "show a recording instead of a live node");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? top::kExitOk : top::kExitUsage;
-  }
-  if (!size.empty()) {
-    auto wh = top::parse_size(size);
-    if (!wh.ok()) {
-      std::fprintf(stderr, "npu-top: %s\n", wh.status().message().c_str());
-      return top::kExitUsage;
-    }
-    if (o.frames == 0) {
-      std::fprintf(stderr, "npu-top: --size is for headless mode: add --frames N\n");
-      return top::kExitUsage;
-    }
-    std::tie(o.width, o.height) = *wh;
-  }
-  o.mouse = !no_mouse;
-  o.view = view == "compact" ? top::DeviceView::kCompact : view == "detailed" ? top::DeviceView::kDetailed : top::DeviceView::kAuto;
-  if (!sort.empty()) o.sort = top::parse_sort_key(sort);
-  if (auto s = top::validate(o); !s.ok()) {
-    std::fprintf(stderr, "npu-top: %s\n", s.message().c_str());
-    return top::kExitUsage;
-  }
-  return top::run(o);
+  int rc = top::parse_command_line(argc, argv, o);
+  return rc == top::kParsedArgs ? top::run(o) : rc;
 }

@@ -142,6 +142,10 @@ TEST(Control, MalformedRequestGetsAnErrorAndTheServerKeepsServing) {
   // Deep nesting would recurse through the parser and every reader: refused past 128 levels.
   raw.send("{\"op\": \"status\", \"x\": " + std::string(1000, '[') + std::string(1000, ']') + "}\n");
   EXPECT_EQ(raw.reply()["error"], "malformed request: nested deeper than 128 levels at line 1 column 150");
+  // A number too large for a double: nlohmann throws out_of_range, which once killed the daemon
+  // (found by tests/fuzz/control).
+  raw.send("{\"op\": \"status\", \"x\": 1e999}\n");
+  EXPECT_EQ(raw.reply()["error"], "malformed request: number too large: '1e999' at line 1 column 23");
   raw.send("{\"op\": \"status\"}\r\n");  // same connection still served
   EXPECT_EQ(raw.reply()["echo"], "status");
   auto other = call(node, {{"op", "status"}});  // and new connections too
@@ -303,6 +307,59 @@ TEST(Control, LeftoverSocketIsReplacedLiveOneRefused) {
   EXPECT_EQ(second.status().code(), Code::kFailedPrecondition);
   EXPECT_EQ(second.status().message(),
             "node '" + node + "' is already running: its control socket " + socket_path(node) + " answers");
+}
+
+// A leftover socket file nobody listens on, as a SIGKILLed daemon leaves behind.
+void leave_dead_socket(const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ::close(fd);
+}
+
+Result<std::unique_ptr<ControlServer>> start_at(const std::string& node) {
+  ControlServerOptions o;
+  o.node = node;
+  o.path = socket_path(node);
+  return ControlServer::start(o, nullptr);
+}
+
+TEST(Control, ASymlinkOrFileAtTheSocketPathIsRefusedAndLeftAlone) {
+  std::string node = unique_node();
+  const std::string path = socket_path(node), victim = "/tmp/npukit-victim-" + node;
+  std::FILE* f = std::fopen(victim.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("precious", f);
+  std::fclose(f);
+  ASSERT_EQ(::symlink(victim.c_str(), path.c_str()), 0);
+  auto s = start_at(node);
+  EXPECT_EQ(s.status().code(), Code::kPermissionDenied);
+  EXPECT_EQ(s.status().message(), "control socket path " + path +
+                                      " exists and is not a socket (a symlink): refusing to replace it (remove it, or set "
+                                      "$XDG_RUNTIME_DIR)");
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode)) << "the symlink was replaced";
+  EXPECT_EQ(::stat(victim.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 8) << "the symlink's target was touched";
+  ::unlink(path.c_str());
+  ::unlink(victim.c_str());
+}
+
+TEST(Control, AnotherUsersSocketAtThePathIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give the socket to another user";
+  std::string node = unique_node();
+  const std::string path = socket_path(node);
+  leave_dead_socket(path);
+  ASSERT_EQ(::chown(path.c_str(), kNobody, kNobody), 0);
+  auto s = start_at(node);
+  EXPECT_EQ(s.status().code(), Code::kPermissionDenied);
+  EXPECT_EQ(s.status().message(), "control socket path " + path + " belongs to uid 65534, not this user (uid 0): refusing to replace it");
+  ::unlink(path.c_str());
+  leave_dead_socket(path);  // the same leftover, this user's own: replaced
+  EXPECT_TRUE(start_at(node).ok());
 }
 
 TEST(Control, StopClosesConnectionsAndRemovesTheSocket) {

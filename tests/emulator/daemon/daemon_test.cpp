@@ -97,6 +97,7 @@ TEST(Daemon, NodesArePrivateByDefaultAndAccessAllOpensReadingOnly) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to run tools as uid 65534";
   const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
   const std::string smi = std::string(NPUKIT_BUILD_DIR) + "/smi/npu-smi", prof = std::string(NPUKIT_BUILD_DIR) + "/profiler/npu-prof";
+  const std::string top_path = NPU_TOP_PATH, run_path = NPU_RUN_PATH;
   {
     ScopedNode node("private");
     struct stat st {};
@@ -113,12 +114,41 @@ TEST(Daemon, NodesArePrivateByDefaultAndAccessAllOpensReadingOnly) {
     auto record = run_command(as_nobody + prof + " record -o /tmp/npukit-denied-" + node.name() + " --node-name " + node.name() +
                               " --attach --duration 1");
     EXPECT_EQ(record.exit_code, 4) << record.output;
+    auto top = run_command(as_nobody + top_path + " --frames 1 --node " + node.name());
+    EXPECT_EQ(top.exit_code, 4) << top.output;
+    EXPECT_NE(top.output.find("Permission denied (the node is private to its owner"), std::string::npos) << top.output;
+    auto job = run_command(as_nobody + run_path + " burn --steps 1 --node " + node.name());
+    EXPECT_EQ(job.exit_code, 4) << job.output;
+    EXPECT_EQ(job.output.find("--standalone"), std::string::npos) << "no node-less hint for a refusal: " << job.output;
   }
   ScopedNode open("open", "--access all");
   EXPECT_EQ(run_command(as_nobody + smi + " info --node-name " + open.name()).exit_code, 0);
+  EXPECT_EQ(run_command(as_nobody + top_path + " --frames 1 --node " + open.name()).exit_code, 0);
   auto inject = run_command(as_nobody + emud() + " inject --node-name " + open.name() + " --device 0 --fault ecc-storm");
   EXPECT_EQ(inject.exit_code, 4) << inject.output;
   EXPECT_NE(inject.output.find("permission denied: uid 65534 may not inject"), std::string::npos) << inject.output;
+  auto job = run_command(as_nobody + run_path + " burn --steps 1 --node " + open.name());
+  EXPECT_EQ(job.exit_code, 4) << job.output;
+  EXPECT_NE(job.output.find("npu-run: permission denied: uid 65534 may not submit"), std::string::npos) << job.output;
+  auto set = run_command(as_nobody + smi + " set -t power-limit -i 0 -c 0 -d 300 --node-name " + open.name());
+  EXPECT_EQ(set.exit_code, 6) << set.output;
+  EXPECT_NE(set.output.find("permission denied: uid 65534 may not set"), std::string::npos) << set.output;
+}
+
+TEST(Daemon, ItsLogIsNeverWrittenThroughASymlink) {
+  const std::string node = unique_node("log");
+  std::string sock = tf::control_socket_path(node);
+  const std::string log = sock.substr(0, sock.size() - 5) + ".log", victim = "/tmp/npukit-victim-" + node;
+  ASSERT_EQ(run_command("printf precious > " + victim).exit_code, 0);
+  ASSERT_EQ(::symlink(victim.c_str(), log.c_str()), 0);
+  auto start = run_command(emud() + " start --node-name " + node);
+  EXPECT_EQ(start.exit_code, 0) << start.output;
+  EXPECT_EQ(run_command(emud() + " stop --node-name " + node).exit_code, 0);
+  struct stat st {};
+  ASSERT_EQ(::stat(victim.c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 8) << "the daemon wrote its log through the symlink";
+  ::unlink(log.c_str());
+  ::unlink(victim.c_str());
 }
 
 TEST(Daemon, RunsASubmittedProgramAndAccountsItsMemoryPerProcess) {

@@ -1,8 +1,11 @@
 // Bad input and failure: one clear line naming what and where, the documented exit codes
 // (profiler/cli/cli.hpp: 2 usage, 3 bad input, 4 no node, 5 the recorded command failed).
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include "tests/profiler/prof_test_util.hpp"
 
@@ -209,6 +212,26 @@ TEST(Cli, SeveralRecordingsInOneDirectoryNeedAChoice) {
   EXPECT_EQ(trees, 16);
   EXPECT_TRUE(std::filesystem::exists(dir / "PROF_000016_" + *recordings.rbegin()) ||
               std::filesystem::exists(dir / "PROF_000016_" + *recordings.begin()));
+}
+
+// Profiles are created like any output file: 0644 less the user's umask (docs/reliability.md),
+// so `umask 077` keeps a recording private; the databases, directories and info files alike.
+TEST(Cli, ProfileFilesFollowTheUmask) {
+  ScopedNode node("modes");
+  for (auto [umask, file_mode, dir_mode] : {std::tuple{"022", 0644u, 0755u}, std::tuple{"077", 0600u, 0700u}}) {
+    TempDir dir(std::string("modes") + umask);
+    std::string out = dir / "rec";
+    auto r = run_command(std::string("umask ") + umask + " && " + prof() + " record -o " + out + " --node-name " + node.name() + " -- true");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    int files = 0;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(out)) {
+      struct stat st {};
+      ASSERT_EQ(::stat(e.path().c_str(), &st), 0);
+      EXPECT_EQ(st.st_mode & 0777, e.is_directory() ? dir_mode : file_mode) << e.path() << " with umask " << umask;
+      files += !e.is_directory();
+    }
+    EXPECT_GE(files, 16) << "8 databases and their info files";
+  }
 }
 
 TEST(Cli, RankNarrowsAMultiRankRecordingToOneRank) {

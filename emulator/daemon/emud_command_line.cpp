@@ -1,0 +1,160 @@
+// npu-emud's command line (emud_cli.hpp: run_command_line, check_command_line).
+#include <CLI/CLI.hpp>
+
+#include "emulator/daemon/emud_cli.hpp"
+#include "telemetry/naming.hpp"
+
+namespace npukit::emu::emud {
+
+namespace {
+
+// Everything the command line can set.
+struct Args {
+  DaemonOptions options;
+  bool foreground = false;
+  bool as_json = false;
+  int device = -1;
+  int npu_id = -1;    // -i CARD [-c CHIP]: npu-smi's ids
+  int chip_id = 0;
+  std::string link;   // "2-3"
+  std::string fault;
+  double power_limit = 0;
+  std::string ecc;
+  std::string access = "owner";
+};
+
+struct Commands {
+  CLI::App* start;
+  CLI::App* stop;
+  CLI::App* status;
+  CLI::App* inject;
+  CLI::App* clear;
+  CLI::App* reset;
+  CLI::App* set;
+};
+
+CLI::App* add_command(CLI::App& app, Args& a, const char* name, const char* help) {
+  CLI::App* c = app.add_subcommand(name, help);
+  c->add_option("--node-name,--node", a.options.node_name, "node name (default $NPU_NODE or npukit)");
+  return c;
+}
+
+// start, stop, status: the node as a whole.
+void add_node_commands(CLI::App& app, Args& a, Commands& c) {
+  auto& o = a.options;
+  c.start = add_command(app, a, "start", "start a node (returns once it is ready)");
+  c.start->add_option("--spec", o.spec, "node spec: 8x910B2, 8x910B3, 8x910, 4x310P3 or a JSON path")->capture_default_str();
+  c.start->add_option("--speed", o.speed, "virtual seconds per wall second")->capture_default_str();
+  c.start->add_option("--rate", o.rate_hz, "telemetry publish rate, Hz")->capture_default_str();
+  c.start->add_option("--seed", o.seed, "seed of the emulated timing jitter")->capture_default_str();
+  c.start->add_flag("--foreground", a.foreground, "do not daemonize");
+  c.start->add_option("--access", a.access,
+                      "who may read the node: owner (default: segment and socket 0600), group (0640/0660, "
+                      "the daemon's group), all (0644/0666); control stays the owner's")
+      ->check(CLI::IsMember({"owner", "group", "all"}))
+      ->capture_default_str();
+  c.stop = add_command(app, a, "stop", "stop a node");
+  c.status = add_command(app, a, "status", "is the node up? (exit 1 when absent or stale)");
+  c.status->add_flag("--json", a.as_json, "print the daemon's status reply as JSON");
+}
+
+// inject, clear, reset, set: one device, named by --device (its index) or by npu-smi's ids
+// -i CARD [-c CHIP]; inject and clear also take one link (--link A-B).
+void add_device_commands(CLI::App& app, Args& a, Commands& c) {
+  auto device_command = [&](const char* name, const char* help, bool link) {
+    CLI::App* d = add_command(app, a, name, help);
+    auto* dev = d->add_option("--device,-d", a.device, "device index (0-based, as npu-emud status lists them)");
+    auto* npu = d->add_option("-i,--npu-id", a.npu_id, "NPU (card) id, as npu-smi -i takes it");
+    d->add_option("-c,--chip-id", a.chip_id, "chip id within the card, as npu-smi -c takes it (default 0)")->needs(npu);
+    dev->excludes(npu);
+    if (link) {
+      auto* l = d->add_option("--link", a.link, "one link instead of a device: A-B (device indices) or A-host");
+      l->excludes(dev)->excludes(npu);
+    }
+    return d;
+  };
+  c.inject = device_command("inject", "inject a fault into a device or a link", true);
+  c.inject->add_option("--fault,-f", a.fault,
+                       "over-temperature, hbm-double-bit, ecc-storm, aicore-hang, link-down, device-lost, "
+                       "aicore-degraded, link-degraded; on a link: link-down, link-degraded, link-flapping")->required();
+  c.clear = device_command("clear", "clear a device's or a link's faults (a hang or a lost device needs reset)", true);
+  c.reset = device_command("reset", "reset a device", false);
+  c.set = device_command("set", "set a device's power limit or ECC mode", false);
+  c.set->add_option("--power-limit", a.power_limit, "power limit, W (0 < W <= TDP)");
+  c.set->add_option("--ecc", a.ecc, "on or off")->check(CLI::IsMember({"on", "off"}));
+}
+
+// The request's target: {"link"}, {"npu_id", "chip_id"} or {"device"}; null when none was given.
+nlohmann::json target_of(const Args& a) {
+  if (!a.link.empty()) return {{"link", a.link}};
+  if (a.npu_id >= 0) return {{"npu_id", a.npu_id}, {"chip_id", a.chip_id}};
+  if (a.device >= 0) return {{"device", a.device}};
+  return nullptr;
+}
+
+int dispatch(const Commands& c, const Args& a) {
+  const std::string& node = a.options.node_name;
+  if (*c.start) {
+    DaemonOptions o = a.options;
+    o.access.scope = a.access == "all" ? telemetry::AccessScope::kAll : a.access == "group" ? telemetry::AccessScope::kGroup : telemetry::AccessScope::kOwner;
+    return start(o, a.foreground);
+  }
+  if (*c.stop) return stop(node);
+  if (*c.status) return status(node, a.as_json);
+  nlohmann::json target = target_of(a);  // parse() checked there is one
+  if (*c.inject) return device_request(node, "inject", target, {{"fault", a.fault}});
+  if (*c.clear) return device_request(node, "clear", target, nlohmann::json::object());
+  if (*c.reset) return device_request(node, "reset", target, nlohmann::json::object());
+  nlohmann::json extra = nlohmann::json::object();
+  if (c.set->count("--power-limit")) extra["power_limit_w"] = a.power_limit;
+  if (!a.ecc.empty()) extra["ecc_enable"] = a.ecc == "on";  // parse() checked one is given
+  return device_request(node, "set", target, extra);
+}
+
+constexpr int kParsed = -1;
+
+// The command line into `args`: kParsed, or the exit code (help printed: 0; usage: kExitUsage).
+int parse(CLI::App& app, Args& args, Commands& commands, int argc, const char* const* argv) {
+  app.require_subcommand(1);
+  args.options.node_name = telemetry::node_name_from_env();
+  add_node_commands(app, args, commands);
+  add_device_commands(app, args, commands);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+  }
+  bool device_command = *commands.inject || *commands.clear || *commands.reset || *commands.set;
+  if (device_command && target_of(args).is_null()) {
+    std::fprintf(stderr, "npu-emud: name the device (--device D, or -i CARD [-c CHIP])%s\n",
+                 *commands.inject || *commands.clear ? " or the link (--link A-B)" : "");
+    return kExitUsage;
+  }
+  if (*commands.set && !commands.set->count("--power-limit") && args.ecc.empty()) {
+    std::fprintf(stderr, "npu-emud: set needs --power-limit or --ecc\n");
+    return kExitUsage;
+  }
+  return kParsed;
+}
+
+constexpr const char* kAbout = "npu-emud: run an emulated NPU node and control it";
+
+}  // namespace
+
+int run_command_line(int argc, const char* const* argv) {
+  CLI::App app{kAbout};
+  Args args;
+  Commands commands{};
+  int rc = parse(app, args, commands, argc, argv);
+  return rc == kParsed ? dispatch(commands, args) : rc;
+}
+
+int check_command_line(int argc, const char* const* argv) {
+  CLI::App app{kAbout};
+  Args args;
+  Commands commands{};
+  int rc = parse(app, args, commands, argc, argv);
+  return rc == kParsed ? kExitOk : rc;
+}
+
+}  // namespace npukit::emu::emud

@@ -1,0 +1,163 @@
+// npu-run's command line (command_line.hpp).
+#include "workloads/cli/command_line.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include <CLI/CLI.hpp>
+
+#include "telemetry/naming.hpp"
+#include "workloads/cli/standalone.hpp"
+
+namespace npukit::work {
+
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_interrupt(int) { g_interrupted = true; }
+
+// Everything the command line can set.
+struct Args {
+  std::string name, spec = "8x910B2", allocator, devices, node_name = telemetry::node_name_from_env();
+  int64_t steps = 0;
+  double speed = 1.0;
+  uint64_t seed = 1;
+  bool fast = false, standalone = false, hccl = false, list = false;
+};
+
+void add_options(CLI::App& app, Args& a) {
+  app.add_option("workload", a.name, "built-in name or path to a workload .json");
+  app.add_flag("--list", a.list, "list the built-in workloads");
+  app.add_option("--steps", a.steps, "steps to run (default: the workload's)")->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--spec", a.spec, "node spec for --standalone and mlp-train (8x910B2, 8x910B3, 8x910, 4x310P3 or a JSON path)")
+      ->capture_default_str();
+  app.add_option("--node-name,--node", a.node_name, "daemon node to submit to (default $NPU_NODE or npukit)");
+  app.add_option("--devices", a.devices, "comma-separated device ids, one per rank (data-parallel workloads scale)");
+  app.add_flag("--fast", a.fast, "standalone: run as fast as possible instead of paced");
+  app.add_option("--speed", a.speed, "standalone paced: virtual seconds per wall second")->capture_default_str();
+  app.add_option("--allocator", a.allocator, "caching or direct (default: the workload's)")->check(CLI::IsMember({"caching", "direct"}));
+  app.add_option("--seed", a.seed, "seed of the emulated timing jitter")->capture_default_str();
+  app.add_flag("--standalone", a.standalone, "run on a node inside this process (no daemon)");
+  app.add_flag("--hccl-format", a.hccl, "allreduce-sweep: print the HCCL test's columns");
+}
+
+// "0,3,5" -> {0, 3, 5}; a part that is not a number ends the program with a usage error.
+std::optional<std::vector<int>> parse_devices(const std::string& text) {
+  std::vector<int> out;
+  for (std::size_t pos = 0; !text.empty() && pos <= text.size();) {
+    std::size_t comma = text.find(',', pos);
+    std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    try {
+      out.push_back(std::stoi(part));
+    } catch (const std::exception&) {
+      std::fprintf(stderr, "npu-run: --devices: '%s' is not a device id\n", part.c_str());
+      return std::nullopt;
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return out;
+}
+
+// The node the job runs on: one inside this process, or the daemon's. Prints why not and sets
+// `exit_code` when there is none.
+std::unique_ptr<JobBackend> open_backend(const Args& a, int& exit_code) {
+  if (a.standalone) {
+    auto b = StandaloneBackend::create({.spec = a.spec, .seed = a.seed, .speed = a.speed}, a.fast);
+    if (b.ok()) return std::move(*b);
+    std::fprintf(stderr, "npu-run: %s\n", b.status().message().c_str());
+    exit_code = kExitUsage;
+    return nullptr;
+  }
+  auto b = DaemonBackend::connect(a.node_name);
+  if (b.ok()) return std::move(*b);
+  bool denied = b.status().code() == Code::kPermissionDenied;
+  std::fprintf(stderr, "npu-run: %s%s\n", b.status().message().c_str(), denied ? "" : " (or use --standalone)");
+  exit_code = denied ? kExitPermission : kExitNoNode;
+  return nullptr;
+}
+
+// Under `npu-prof record` a node inside this process would run unseen: the recorder reads the
+// node it was pointed at, so the profile would hold something else. One line and a usage error.
+bool refuse_in_process_under_recorder(const Args& a) {
+  const char* recorded = std::getenv(telemetry::kRecorderNodeEnv);
+  bool in_process = a.standalone || a.name == "mlp-train";
+  if (recorded == nullptr || *recorded == '\0' || !in_process) return false;
+  std::fprintf(stderr,
+               "npu-run: %s runs on a node inside npu-run, which npu-prof record cannot see (it records node "
+               "'%s'); %s\n",
+               a.standalone ? "--standalone" : "mlp-train", recorded,
+               a.standalone ? "drop --standalone to run the workload on that node" : "record another workload");
+  return true;
+}
+
+constexpr int kParsed = -1;
+
+// The command line into `a`: kParsed, or the exit code (help, --list or a usage error printed).
+int parse(CLI::App& app, Args& a, int argc, const char* const* argv) {
+  add_options(app, a);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;
+  }
+  if (a.list || a.name.empty()) {
+    for (const auto& n : builtin_names()) std::printf("%s\n", n.c_str());
+    std::printf("mlp-train\n");
+    return a.list ? 0 : kExitUsage;
+  }
+  if (refuse_in_process_under_recorder(a)) return kExitUsage;
+  if (app.count("--spec") > 0 && !a.standalone && a.name != "mlp-train") {
+    std::fprintf(stderr, "npu-run: --spec applies to --standalone runs; a daemon node's spec is set by "
+                         "npu-emud start --spec\n");
+    return kExitUsage;
+  }
+  if (!parse_devices(a.devices)) return kExitUsage;
+  return kParsed;
+}
+
+int run(const Args& a) {
+  if (a.name == "mlp-train") return run_mlp_train(a.steps > 0 ? static_cast<int>(a.steps) : 50, a.seed, a.spec, stdout, stderr);
+  auto w = load_workload(a.name);
+  if (!w.ok()) {
+    std::fprintf(stderr, "npu-run: %s\n", w.status().message().c_str());
+    return kExitUsage;
+  }
+  CompileOptions co;
+  co.steps = a.steps;
+  co.allocator = a.allocator;
+  co.devices = *parse_devices(a.devices);
+  auto points = compile_workload(*w, co);
+  if (!points.ok()) {
+    std::fprintf(stderr, "npu-run: %s\n", points.status().message().c_str());
+    return kExitUsage;
+  }
+  int rc = 0;
+  auto backend = open_backend(a, rc);
+  if (!backend) return rc;
+  std::signal(SIGINT, on_interrupt);
+  std::signal(SIGTERM, on_interrupt);
+  return run_workload(*w, *points, *backend, {.hccl_format = a.hccl, .interrupted = &g_interrupted});
+}
+
+constexpr const char* kAbout = "npu-run: run a workload (a built-in name or a workload JSON file) on an emulated NPU node";
+
+}  // namespace
+
+int run_command_line(int argc, const char* const* argv) {
+  CLI::App app{kAbout};
+  Args a;
+  int rc = parse(app, a, argc, argv);
+  return rc == kParsed ? run(a) : rc;
+}
+
+int check_command_line(int argc, const char* const* argv) {
+  CLI::App app{kAbout};
+  Args a;
+  int rc = parse(app, a, argc, argv);
+  return rc == kParsed ? kExitOk : rc;
+}
+
+}  // namespace npukit::work
+
