@@ -82,7 +82,7 @@ daemon_gone() {
 }
 
 # Echoes the number of rank databases under $1.
-profile_count() { find "$1" -name 'msprof_*.db' 2>/dev/null | wc -l; }
+profile_count() { { find "$1" -name 'msprof_*.db' 2>/dev/null || true; } | wc -l; }
 
 # Writes `npu-prof report $1` to $work/report and echoes its exit code.
 report_of() {
