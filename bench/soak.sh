@@ -53,7 +53,7 @@ source "$here/lib.sh"
 bench_tools
 work=$(mktemp -d /tmp/soak-XXXXXX)
 BENCH_TMPDIRS+=("$work")
-[[ -z $csv ]] && csv=/tmp/soak-$$.csv
+[[ -z $csv ]] && csv=$work/samples.csv  # removed at exit: pass --csv to keep the samples
 node=soak-$$
 trap bench_cleanup EXIT
 trap 'exit 130' INT TERM
