@@ -17,7 +17,8 @@
 // Prints each figure beside its budget. Exit: 0 all met; 1 a check failed (with --check only the
 // robust ones count: losses, errors, clients that died or never answered, a writer that stopped;
 // the timing budgets are printed but not judged, for loaded CI machines); 2 usage; 3 setup.
-//   many_clients [--seconds 30] [--readers 64] [--smi-period 1] [--rate 10] [--check]
+// --recorders 0 (the rest npu-smi loops) separates what the lossless readers cost the publisher.
+//   many_clients [--seconds 30] [--readers 64] [--smi-period 1] [--rate 10] [--recorders 2] [--check]
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -57,6 +58,7 @@ struct Options {
   int readers = 64;
   double smi_period = 1.0;
   double rate = 10;
+  int recorders = 2;
   bool check_only = false;
 };
 
@@ -252,7 +254,7 @@ Recording read_recording(const std::string& dir, int exit_code) {
 }
 
 bool usage() {
-  std::fprintf(stderr, "usage: many_clients [--seconds S] [--readers N>=11] [--smi-period S] [--rate HZ] [--check]\n");
+  std::fprintf(stderr, "usage: many_clients [--seconds S] [--readers N>=11] [--smi-period S] [--rate HZ] [--recorders 0-8] [--check]\n");
   return false;
 }
 
@@ -266,14 +268,16 @@ bool parse(int argc, char** argv, Options* o) {
     else if (a == "--readers") o->readers = static_cast<int>(v);
     else if (a == "--smi-period") o->smi_period = v;
     else if (a == "--rate") o->rate = v;
+    else if (a == "--recorders") o->recorders = static_cast<int>(v);
     else return usage();
   }
-  return o->seconds >= 2 && o->readers >= 11 && o->smi_period >= 0 && o->rate > 0 ? true : usage();
+  return o->seconds >= 2 && o->readers >= 11 && o->smi_period >= 0 && o->rate > 0 && o->recorders >= 0 && o->recorders <= 8
+             ? true : usage();
 }
 
 // One line of the result table; returns `ok`.
 bool row(const char* figure, const std::string& measured, const char* budget, bool ok, bool judged = true) {
-  std::printf("%-46s %22s  %-18s %s\n", figure, measured.c_str(), budget, ok ? "OK" : judged ? "FAIL" : "OVER BUDGET (not judged)");
+  std::printf("%-46s %32s  %-18s %s\n", figure, measured.c_str(), budget, ok ? "OK" : judged ? "FAIL" : "OVER BUDGET (not judged)");
   return ok || !judged;
 }
 
@@ -293,7 +297,7 @@ int main(int argc, char** argv) {
   const std::string tmp = "/tmp/" + node;
   const std::string tmux = "tmux -L " + node + " ";
   std::filesystem::create_directories(tmp);
-  const int tops = 4, exporters = 4, recorders = 2, smis = o.readers - tops - exporters - recorders;
+  const int tops = 4, exporters = 4, recorders = o.recorders, smis = o.readers - tops - exporters - recorders;
   std::printf("many_clients: node %s, %.0f s, %d readers (%d npu-smi info loops every %.2f s, %d npu-top, %d exporters at 10 Hz, %d recorders), publish %.0f Hz\n",
               node.c_str(), o.seconds, o.readers, smis, o.smi_period, tops, exporters, recorders, o.rate);
   std::fflush(stdout);
@@ -359,7 +363,7 @@ int main(int argc, char** argv) {
   std::filesystem::remove_all(tmp);
 
   const double nominal = 1000.0 / o.rate, slip = nominal * 1.10;
-  std::printf("\n%-46s %22s  %-18s %s\n", "figure", "measured", "budget", "verdict");
+  std::printf("\n%-46s %32s  %-18s %s\n", "figure", "measured", "budget", "verdict");
   bool ok = true;
   for (std::size_t i = 0; i < recordings.size(); ++i) {
     const Recording& r = recordings[i];
