@@ -31,6 +31,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -73,8 +74,10 @@ std::string run(const std::string& command) {
 }
 
 // Spawns argv with stdout to /dev/null (or `out_path`) and, when err_fd is given, stderr to a
-// pipe whose read end is returned there (else /dev/null). -1 when spawning failed.
-pid_t spawn(const std::vector<std::string>& args, int* err_fd = nullptr, const std::string& out_path = "/dev/null") {
+// pipe whose read end is returned there (else /dev/null). -1 when spawning failed (the error in
+// *spawn_error when given).
+pid_t spawn(const std::vector<std::string>& args, int* err_fd = nullptr, const std::string& out_path = "/dev/null",
+            int* spawn_error = nullptr) {
   std::vector<char*> argv;
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -88,16 +91,22 @@ pid_t spawn(const std::vector<std::string>& args, int* err_fd = nullptr, const s
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
   }
   pid_t pid = -1;
-  if (posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ) != 0) pid = -1;
+  int e = posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+  if (e != 0) pid = -1;
+  if (spawn_error != nullptr) *spawn_error = e;
   posix_spawn_file_actions_destroy(&fa);
   if (pipe_fds[1] >= 0) ::close(pipe_fds[1]);
   if (err_fd != nullptr) *err_fd = pipe_fds[0];
   return pid;
 }
 
+// The exit code of pid (128 + signal when killed); -1000 - errno when waitpid failed.
 int wait_exit(pid_t pid) {
   int status = 0;
-  if (::waitpid(pid, &status, 0) != pid) return -1;
+  pid_t r;
+  while ((r = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  if (r != pid) return -1000 - errno;
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
@@ -161,14 +170,15 @@ void smi_loop(const std::string& node, double period, Clock::time_point end, uns
   while (true) {
     if (period > 0) std::this_thread::sleep_until(next), next += step;
     if (Clock::now() >= end) return;
-    int err = -1;
+    int err = -1, spawn_error = 0;
     auto t0 = Clock::now();
-    pid_t pid = spawn({NPU_SMI_PATH, "info", "--node-name", node}, &err);
+    pid_t pid = spawn({NPU_SMI_PATH, "info", "--node-name", node}, &err, "/dev/null", &spawn_error);
     std::string stderr_text = drain(err);
     int code = pid > 0 ? wait_exit(pid) : -1;
     double ms = Ms(Clock::now() - t0).count();
-    tally->add(ms, code == 0 && stderr_text.empty(),
-               "npu-smi info exit " + std::to_string(code) + ": " + stderr_text.substr(0, 200));
+    std::string why = pid > 0 ? "npu-smi info exit " + std::to_string(code) + ": " + stderr_text.substr(0, 200)
+                              : std::string("cannot spawn npu-smi: ") + std::strerror(spawn_error);
+    tally->add(ms, code == 0 && stderr_text.empty(), why);
   }
 }
 
