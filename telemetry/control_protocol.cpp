@@ -40,7 +40,7 @@ nlohmann::json error_reply(const std::string& message, std::string_view code) {
 }
 
 std::string to_line(const nlohmann::json& j) {
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return json_text(j);
 }
 
 Status reply_status(const nlohmann::json& reply) {

@@ -43,6 +43,10 @@ std::string overflowing_number(const std::string& what) {
 
 }  // namespace
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::size_t number_overflow_at(std::string_view text, const std::string& what) {
   std::string number = overflowing_number(what);
   auto at = number.empty() ? std::string_view::npos : text.find(number);

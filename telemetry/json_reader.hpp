@@ -23,6 +23,10 @@ inline constexpr int kMaxJsonDepth = 128;
 // never does (strings are skipped, as the parser reads them).
 std::size_t too_deep_at(std::string_view text);
 
+// `j` as text (indent < 0: one line); never throws: invalid UTF-8 in a string (from a corrupted
+// database, a hostile segment or request) is written as U+FFFD instead of ending the program.
+std::string json_text(const nlohmann::json& j, int indent = -1);
+
 // nlohmann throws out_of_range, not parse_error, for a number too large for a double (1e999):
 // "number overflow parsing '1e999'". Where that number is in `text` (1-based byte offset; 1 when
 // it cannot be found) and a short message naming it ("number too large: '1e999'").

@@ -91,14 +91,15 @@ void Daemon::serve_pending() {
   }
 }
 
-void Daemon::advance_time() {
-  auto wall = std::chrono::steady_clock::now() - wall_start_;
-  auto wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(wall).count();
+bool Daemon::advance_time() {
+  auto start = std::chrono::steady_clock::now();
+  auto wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(start - wall_start_).count();
   auto target = virtual_start_ + static_cast<Nanos>(static_cast<double>(wall_ns) * options_.speed);
-  node_->scheduler().run_until(target);
-  auto after = std::chrono::steady_clock::now() - wall_start_;
-  auto behind = std::chrono::duration_cast<std::chrono::nanoseconds>(after).count() - wall_ns;
+  bool caught_up = node_->scheduler().run_until(target, start + kMaxSimulationSlice);
+  auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+  Nanos behind = caught_up ? took : static_cast<Nanos>(static_cast<double>(target - node_->now()) / options_.speed);
   lag_ns_ = std::max<Nanos>(0, behind);
+  return caught_up;
 }
 
 void Daemon::run() {
@@ -108,7 +109,7 @@ void Daemon::run() {
   auto next_publish = wall_start_ + period;
   while (!stop_) {
     serve_pending();
-    advance_time();
+    bool caught_up = advance_time();
     auto now = std::chrono::steady_clock::now();
     if (now >= next_publish) {
       publisher_->publish(options_.speed, lag_ns_);
@@ -117,6 +118,7 @@ void Daemon::run() {
       next_publish += period;
       if (next_publish <= now) next_publish = now + period;  // fell behind: do not burst
     }
+    if (!caught_up) continue;  // more to simulate: serve requests, then go on without sleeping
     std::unique_lock lock(mu_);
     wake_.wait_until(lock, next_publish, [this] { return stop_ || !pending_.empty(); });
   }

@@ -88,7 +88,10 @@ class Daemon {
   nlohmann::json link_request(const telemetry::Request& request);
   nlohmann::json status_json() const;
   nlohmann::json reference_json() const;
-  void advance_time();
+  // Simulates up to the wall-mapped virtual time, for at most kMaxSimulationSlice of wall time
+  // (requests are served in between, however much a job asks to simulate); false when behind.
+  bool advance_time();
+  static constexpr std::chrono::milliseconds kMaxSimulationSlice{20};
   void forget_old_jobs();
   void cancel_orphaned_jobs();
 

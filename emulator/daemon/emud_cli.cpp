@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "telemetry/client.hpp"
+#include "telemetry/json_reader.hpp"
 #include "telemetry/naming.hpp"
 
 namespace npukit::emu::emud {
@@ -222,7 +223,7 @@ int status(const std::string& node, bool as_json) {
     return exit_for_reply(*reply);
   }
   if (as_json) {
-    std::printf("%s\n", reply->dump().c_str());
+    std::printf("%s\n", json_text(*reply).c_str());
     return kExitOk;
   }
   std::printf("node '%s': %s, %d devices, pid %d, virtual time %.3f s, speed %gx, lag %.1f ms, %d job(s) running\n",

@@ -66,6 +66,15 @@ void Scheduler::run_until(Nanos t) {
   }
 }
 
+bool Scheduler::run_until(Nanos t, std::chrono::steady_clock::time_point deadline) {
+  for (uint32_t n = 1; !queue_.empty() && queue_.top().time <= t; ++n) {
+    if (n % 256 == 0 && std::chrono::steady_clock::now() >= deadline) return false;
+    step();
+  }
+  run_until(t);
+  return true;
+}
+
 bool Scheduler::run_while(const std::function<bool()>& keep_going) {
   while (keep_going()) {
     if (foreground_ == 0 || !step()) return true;

@@ -56,6 +56,10 @@ class Scheduler {
   bool step();
   // Runs every event due at or before `t`, then advances now() to `t`.
   void run_until(Nanos t);
+  // The same, but stops once the wall clock passes `deadline` (checked every 256 events): true
+  // when now() reached `t`, false when events due by `t` remain (a daemon serves its requests,
+  // then goes on; a program of zero-time steps would otherwise hold it for ever).
+  bool run_until(Nanos t, std::chrono::steady_clock::time_point deadline);
   // Runs events while `keep_going()` holds and foreground events remain; returns keep_going()'s
   // final value (true means the foreground work ran dry with the condition still unmet).
   bool run_while(const std::function<bool()>& keep_going);

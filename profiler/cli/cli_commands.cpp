@@ -13,6 +13,7 @@
 #include "profiler/analyze/report_build.hpp"
 #include "profiler/render/report_render.hpp"
 #include "profiler/store/prof_layout.hpp"
+#include "telemetry/json_reader.hpp"
 
 namespace npukit::prof {
 
@@ -109,7 +110,7 @@ int run_report(const ReportArgs& args) {
     return kExitOk;
   }
   if (args.format == "json") {
-    std::cout << render_json(*report).dump(2) << "\n";
+    std::cout << json_text(render_json(*report), 2) << "\n";
   } else {
     std::cout << (args.full ? render_text(*report, args.top)
                   : !args.section.empty() ? render_section(*report, args.section, args.top)
@@ -189,7 +190,7 @@ int run_diff(const DiffArgs& args) {
   auto rb = report_of(*b, args.top, std::nullopt);
   if (!rb.ok()) return fail(rb.status());
   DiffReport d = diff_reports(*ra, *rb);
-  if (args.format == "json") std::cout << render_diff_json(d).dump(2) << "\n";
+  if (args.format == "json") std::cout << json_text(render_diff_json(d), 2) << "\n";
   else std::cout << render_diff_text(d, args.top);
   return kExitOk;
 }

@@ -17,6 +17,7 @@
 #include "profiler/cli/cli.hpp"
 #include "profiler/record/child_process.hpp"
 #include "profiler/record/recorder.hpp"
+#include "telemetry/json_reader.hpp"
 
 namespace npukit::prof {
 
@@ -183,7 +184,7 @@ int run_selftest(const SelftestArgs& args) {
   auto n = static_cast<double>(rows->size());
   out["top1_right"] = right, out["scenarios_run"] = rows->size(), out["mean_cost_error_percent"] = 100 * errors / n;
   if (args.format == "json") {
-    std::cout << out.dump(2) << "\n";
+    std::cout << json_text(out, 2) << "\n";
   } else {
     std::printf("| scenario | injects | expected | top finding | estimated (ms/step) | true (ms/step) | error | verdict |\n"
                 "|---|---|---|---|---|---|---|---|\n");

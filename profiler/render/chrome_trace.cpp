@@ -1,5 +1,6 @@
 #include "profiler/render/chrome_trace.hpp"
 #include "profiler/render/report_render.hpp"
+#include "telemetry/json_reader.hpp"
 
 #include <cmath>
 #include <fstream>
@@ -251,6 +252,6 @@ Result<json> chrome_trace(const ProfileData& data, const ChromeOptions& options)
   return TraceBuilder(data, *sel).build();
 }
 
-Status write_chrome_trace(const json& trace, const std::string& file) { return write_text_file(file, trace.dump() + "\n"); }
+Status write_chrome_trace(const json& trace, const std::string& file) { return write_text_file(file, json_text(trace) + "\n"); }
 
 }  // namespace npukit::prof

@@ -9,6 +9,7 @@
 #include "smi/cli/cli.hpp"
 #include "smi/cli/commands.hpp"
 #include "smi/common/text.hpp"
+#include "telemetry/json_reader.hpp"
 
 namespace npukit::smi {
 
@@ -214,7 +215,8 @@ std::optional<int> parse_diag_args(Context& ctx, const std::vector<std::string>&
 // holds the InterruptGuard), a terminal is told which test runs (scripts get only the box), and
 // they are judged against the node's healthy reference.
 void prepare_active_tests(Context& ctx, Session& session, const DiagRequest& req, pr::DiagContext& diag) {
-  diag.interrupted = [] { return g_interrupted.load(); };
+  // The context's stop (embedding code, tests) ends them as the signals do.
+  diag.interrupted = [stop = ctx.stop] { return g_interrupted.load() || stop.stop_requested(); };
   if (ctx.err_is_tty) {
     double seconds = req.options.stress_seconds;
     diag.on_test_start = [&ctx, seconds](const pr::DiagTest& t) {
@@ -254,11 +256,11 @@ int run_diag_command(Context& ctx, const std::vector<std::string>& args) {
     prepare_active_tests(ctx, *session, req, diag);
   }
   pr::DiagReport report = pr::run_diag(diag, req.level, devices);
-  if (g_interrupted.load()) {
+  if (diag.interrupted && diag.interrupted()) {
     *ctx.err << "npu-smi: diag: interrupted; the test jobs still running were cancelled\n";
     return kExitInterrupted;
   }
-  *ctx.out << (req.json ? diag_json(session->snapshot, report).dump(2) + "\n"
+  *ctx.out << (req.json ? json_text(diag_json(session->snapshot, report), 2) + "\n"
                         : render_diag_box(session->snapshot, report, req.verbose));
   return verdict_exit_code(report.verdict);
 }

@@ -7,6 +7,7 @@
 #include "smi/cli/commands.hpp"
 #include "smi/cli/diag.hpp"
 #include "smi/common/text.hpp"
+#include "telemetry/json_reader.hpp"
 
 namespace npukit::smi {
 
@@ -156,7 +157,7 @@ int cmd_health(Context& ctx, const Session& session, std::optional<int> npu, boo
     if (faults.ok()) doc.add_list("active_faults", std::vector<Object>(*faults));
     else doc.add("", "active_faults", Value::na());
   }
-  *ctx.out << (json ? render_json(doc).dump(2) + "\n" : render_health_text(doc) + (verbose ? render_faults_text(faults) : ""));
+  *ctx.out << (json ? json_text(render_json(doc), 2) + "\n" : render_health_text(doc) + (verbose ? render_faults_text(faults) : ""));
   return static_cast<int>(doc.value("exit_code").data.get<int64_t>());
 }
 

@@ -8,6 +8,7 @@
 #include "smi/cli/table.hpp"
 #include "smi/common/text.hpp"
 #include "telemetry/naming.hpp"
+#include "telemetry/json_reader.hpp"
 
 namespace npukit::smi {
 
@@ -65,7 +66,7 @@ int cmd_version(Context& ctx, const Session& session) {
 int cmd_info_table(Context& ctx, const Session& session, bool json) {
   Document doc = build_info_doc(session.snapshot);
   if (json) {
-    *ctx.out << render_json(doc).dump(2) << "\n";
+    *ctx.out << json_text(render_json(doc), 2) << "\n";
   } else {
     *ctx.out << render_info_table(doc);
   }
@@ -120,7 +121,7 @@ Document mapping_doc(const tf::Snapshot& s) {
 int cmd_info_list(Context& ctx, const Session& session, bool json) {
   Document doc = list_doc(session.snapshot);
   if (json) {
-    *ctx.out << render_json(doc).dump(2) << "\n";
+    *ctx.out << json_text(render_json(doc), 2) << "\n";
   } else if (doc.list("cards").empty()) {
     *ctx.out << "There is no NPU card on this server.\n";
   } else {
@@ -132,7 +133,7 @@ int cmd_info_list(Context& ctx, const Session& session, bool json) {
 int cmd_info_mapping(Context& ctx, const Session& session, bool json) {
   Document doc = mapping_doc(session.snapshot);
   if (json) {
-    *ctx.out << render_json(doc).dump(2) << "\n";
+    *ctx.out << json_text(render_json(doc), 2) << "\n";
     return kExitOk;
   }
   if (doc.list("chips").empty()) {
@@ -156,14 +157,14 @@ int cmd_info_type(Context& ctx, const Session& session, const TypeQuery& q, bool
     if (json) {  // --json answers in JSON on every type and chip
       nlohmann::json j = {{"npu_id", q.npu}, {"type", q.type}, {"supported", false}, {"message", message}};
       if (q.chip) j["chip_id"] = *q.chip;
-      *ctx.out << j.dump(2) << "\n";
+      *ctx.out << json_text(j, 2) << "\n";
     } else {
       *ctx.out << message << "\n";
     }
     return kExitOk;  // npu-smi turns "not supported" into success for info queries
   }
   if (json) {
-    *ctx.out << render_json(t.doc).dump(2) << "\n";
+    *ctx.out << json_text(render_json(t.doc), 2) << "\n";
   } else {
     *ctx.out << render_type_text(q, t.doc);
   }

@@ -6,6 +6,7 @@
 
 #include "smi/cli/commands.hpp"
 #include "smi/common/text.hpp"
+#include "telemetry/json_reader.hpp"
 
 namespace npukit::smi {
 
@@ -71,7 +72,7 @@ int cmd_stats(Context& ctx, Session& session, std::optional<int> job, bool as_js
   }
   if (as_json) {
     for (json& j : jobs) j.erase("step_ms");
-    *ctx.out << json{{"node", session.snapshot.node().node_name}, {"jobs", jobs}}.dump(2) << "\n";
+    *ctx.out << json_text(json{{"node", session.snapshot.node().node_name}, {"jobs", jobs}}, 2) << "\n";
     return kExitOk;
   }
   if (jobs.empty()) *ctx.out << "No jobs on node '" << session.snapshot.node().node_name << "'.\n";

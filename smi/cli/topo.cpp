@@ -5,6 +5,7 @@
 
 #include "smi/cli/commands.hpp"
 #include "smi/common/text.hpp"
+#include "telemetry/json_reader.hpp"
 
 namespace npukit::smi {
 
@@ -106,7 +107,7 @@ std::string render_topo_text(const Document& doc) {
 int cmd_topo(Context& ctx, const Session& session, bool json) {
   std::vector<std::string> numa = ctx.numa_cpulists.empty() ? host_numa_cpulists() : ctx.numa_cpulists;
   Document doc = build_topo_doc(session.snapshot, numa);
-  *ctx.out << (json ? render_json(doc).dump(2) + "\n" : render_topo_text(doc));
+  *ctx.out << (json ? json_text(render_json(doc), 2) + "\n" : render_topo_text(doc));
   return kExitOk;
 }
 

@@ -7,6 +7,7 @@
 #include "smi/common/columns.hpp"
 #include "smi/cli/commands.hpp"
 #include "smi/common/text.hpp"
+#include "telemetry/json_reader.hpp"
 
 namespace npukit::smi {
 
@@ -123,7 +124,7 @@ void print_sample(Context& ctx, const tf::Snapshot& s, const WatchOptions& w, co
     for (auto& r : rows) r.entries.erase(r.entries.begin());  // the timestamp is the sample's
     Document doc;
     doc.add("", "timestamp", Value::str(ts)).add_list("devices", std::move(rows));
-    *ctx.out << render_json(doc).dump() << "\n" << std::flush;
+    *ctx.out << json_text(render_json(doc)) << "\n" << std::flush;
     return;
   }
   CsvOptions csv{.header = false, .units = false};

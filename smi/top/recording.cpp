@@ -1,4 +1,5 @@
 #include "smi/top/recording.hpp"
+#include "telemetry/json_reader.hpp"
 
 #include <unistd.h>
 
@@ -44,7 +45,7 @@ tf::Sample sample_from_json(const json& j, const tf::FieldDef& def) {
     else if (def.type == tf::ValueType::kI64) s.bits = std::bit_cast<uint64_t>(j.get<int64_t>());
     else s.bits = j.get<uint64_t>();
   } else if (!j.is_null()) {
-    throw std::invalid_argument("a value must be a number, \"NA\" or null, not " + j.dump());
+    throw std::invalid_argument("a value must be a number, \"NA\" or null, not " + json_text(j));
   }
   return s;
 }
@@ -113,7 +114,7 @@ RecordedFrame frame_from_json(const json& j, const std::vector<tf::FieldId>& fie
   }
   for (const auto& e : j.at("events")) {
     const auto* type = tf::find_event_type(e.at("type").get<std::string>());
-    if (type == nullptr) throw std::invalid_argument("unknown event type " + e.at("type").dump());
+    if (type == nullptr) throw std::invalid_argument("unknown event type " + json_text(e.at("type")));
     ReceivedEvent r;
     r.event.type = type->type;
     e.at("device").get_to(r.event.device), e.at("ts_ns").get_to(r.event.ts_ns), e.at("words").get_to(r.event.words);
@@ -175,7 +176,7 @@ Result<Recording> recording_from_json(const json& j, const std::string& where) {
     for (const auto& name : j.at("fields")) {
       const tf::FieldDef* def = tf::find_field(name.get<std::string>());
       if (def == nullptr || def->level != tf::EntityLevel::kDevice) {
-        return InvalidArgument(where + ": fields: " + name.dump() + " is not a device field of the registry");
+        return InvalidArgument(where + ": fields: " + json_text(name) + " is not a device field of the registry");
       }
       rec.fields.push_back(def->id);
     }
@@ -201,7 +202,7 @@ Result<Recording> load_recording(const std::string& path) {
 
 Status save_recording(const std::string& path, const Recording& rec) {
   std::ofstream out(path);
-  out << recording_to_json(rec).dump(1) << "\n";
+  out << json_text(recording_to_json(rec), 1) << "\n";
   out.close();
   if (!out) return InternalError(path + ": cannot write the recording");
   return Status::Ok();

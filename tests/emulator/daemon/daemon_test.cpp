@@ -135,6 +135,29 @@ TEST(Daemon, NodesArePrivateByDefaultAndAccessAllOpensReadingOnly) {
   EXPECT_NE(set.output.find("permission denied: uid 65534 may not set"), std::string::npos) << set.output;
 }
 
+// A step of one sync takes no virtual time, so a billion of them never let the node thread reach
+// the wall-mapped time: the daemon once answered nothing, `stop` included (found by
+// tests/fuzz/control). It simulates in 20 ms slices and serves requests in between.
+TEST(Daemon, AProgramThatNeverAdvancesTimeCannotLockTheDaemon) {
+  ScopedNode node("spin");
+  json spin = {{"name", "spin"}, {"repeat", 1'000'000'000'000ll},
+               {"ranks", {{{"device", 0}, {"streams", 1}, {"step", {{{"op", "sync"}}}}}}}};
+  json reply = node.control({{"op", "submit"}, {"program", spin}});
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto c = telemetry::ShmClient::open({.node = node.name(), .control_timeout = std::chrono::seconds(2)});
+  ASSERT_TRUE(c.ok());
+  auto start = std::chrono::steady_clock::now();
+  auto status = (*c)->control({{"op", "status"}});
+  ASSERT_TRUE(status.ok()) << status.status().message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(500));
+  EXPECT_EQ((*status)["jobs_running"], 1);
+  auto cancel = (*c)->control({{"op", "cancel"}, {"job", reply["job"]}});
+  ASSERT_TRUE(cancel.ok()) << cancel.status().message();
+  EXPECT_TRUE(eventually([&] { return node.control({{"op", "job_status"}, {"job", reply["job"]}})["job"]["state"] == "cancelled"; }));
+  EXPECT_EQ(run_command(emud() + " stop --node-name " + node.name()).exit_code, 0);
+}
+
 TEST(Daemon, ItsLogIsNeverWrittenThroughASymlink) {
   const std::string node = unique_node("log");
   std::string sock = tf::control_socket_path(node);
