@@ -59,8 +59,8 @@ fuzz_one() {
     -rss_limit_mb=4096 -max_len=65536 -close_fd_mask=1 -print_final_stats=1 \
     -artifact_prefix="$findings/" >"$log" 2>&1 || rc=$?
   local execs speed found
-  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
-  speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo 0)
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
+  speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
   found=$(find "$findings" -type f | wc -l)
   printf '%-14s %10s execs %7s/s  corpus %5s  findings %s%s\n' "$t" "${execs:-0}" "${speed:-0}" \
     "$(find "$work" -type f | wc -l)" "$found" "$( ((rc != 0)) && echo "  (exit $rc, see $log)")"

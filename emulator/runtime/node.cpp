@@ -1,6 +1,7 @@
 #include "emulator/runtime/node.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "emulator/runtime/runtime.hpp"
 
@@ -66,6 +67,15 @@ Result<CommId> Node::create_communicator(std::string name, const std::vector<Con
 }
 
 namespace {
+
+// A power limit must be in (0, TDP]; the message shows any double as given (1e300, nan: a cast to
+// int of those was undefined behaviour, found by tests/fuzz/program).
+Status check_power_limit(double watts, double tdp, int device) {
+  if (watts > 0 && watts <= tdp) return Status::Ok();
+  char text[160];
+  std::snprintf(text, sizeof text, "power limit %g W is out of range (0, %g] for device %d", watts, tdp, device);
+  return InvalidArgument(text);
+}
 
 constexpr Nanos kFlapPeriodNs = 1'000'000'000;  // link-flapping: one down event a second
 constexpr Nanos kFlapDownNs = 100'000'000;      // lasting 100 ms
@@ -234,10 +244,8 @@ Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
       return InvalidArgument(std::string("a link takes link-down, link-degraded or link-flapping, not ") + fault_name(f.kind));
     }
     if (f.at < 0) return InvalidArgument("fault time must be >= 0");
-    double tdp = devices_[f.device].spec().power.tdp_w;
-    if (f.action == FaultEvent::Action::kPowerLimit && !(f.watts > 0 && f.watts <= tdp)) {
-      return InvalidArgument("power limit " + std::to_string(static_cast<int>(f.watts)) + " W is out of range (0, " +
-                             std::to_string(static_cast<int>(tdp)) + "] for device " + std::to_string(f.device));
+    if (f.action == FaultEvent::Action::kPowerLimit) {
+      NPUKIT_RETURN_IF_ERROR(check_power_limit(f.watts, devices_[f.device].spec().power.tdp_w, f.device));
     }
   }
   for (const FaultEvent& f : timeline) {
@@ -293,12 +301,7 @@ void Node::end_faults_of(const std::string& source) {
 
 Status Node::set_power_limit(int device, double watts) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
-  double tdp = devices_[device].spec().power.tdp_w;
-  if (!(watts > 0 && watts <= tdp)) {
-    return InvalidArgument("power limit " + std::to_string(static_cast<int>(watts)) +
-                           " W is out of range (0, " + std::to_string(static_cast<int>(tdp)) + "] for device " +
-                           std::to_string(device));
-  }
+  NPUKIT_RETURN_IF_ERROR(check_power_limit(watts, devices_[device].spec().power.tdp_w, device));
   physics_->set_power_limit(device, watts);
   return Status::Ok();
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <atomic>
 #include <optional>
 #include <thread>
@@ -16,6 +17,17 @@
 namespace npukit::prof {
 
 namespace {
+
+// A REAL counter value as an integer: NaN reads 0 and values past the type's range its nearest
+// end (a corrupted database's 2e17 MHz clock; the plain cast was undefined behaviour, found by
+// tests/fuzz/profile).
+template <typename T>
+T clamped(double v) {
+  if (!(v == v)) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
 
 constexpr const char* kRequiredTables[] = {"META_DATA", "STRING_IDS", "TASK", "COMPUTE_TASK_INFO",
                                            "COMMUNICATION_OP", "SESSION_TIME_INFO"};
@@ -276,7 +288,7 @@ Status load_hbm_capacity(Db& db, ProfileData& p) {
   auto q = db.prepare("SELECT c.deviceId, max(c.value) FROM EMU_COUNTER c JOIN STRING_IDS s ON s.id = c.name "
                       "WHERE s.value = 'npu_hbm_total_bytes' AND c.deviceId >= 0 GROUP BY c.deviceId");
   if (!q.ok()) return q.status();
-  while (q->next()) p.hbm_capacity[static_cast<int>(q->i64(0))] = static_cast<int64_t>(q->f64(1));
+  while (q->next()) p.hbm_capacity[static_cast<int>(q->i64(0))] = clamped<int64_t>(q->f64(1));
   return q->status();
 }
 
@@ -302,8 +314,8 @@ Status load_initial_clock(Db& db, ProfileData& p) {
   if (!q.ok()) return q.status();
   while (q->next()) {
     ProfileData::ClockState& s = p.initial_clock[static_cast<int>(q->i64(0))];
-    if (q->text(1) == "npu_throttle_reasons") s.reasons = static_cast<uint64_t>(q->f64(2));
-    else s.clock_mhz = static_cast<int>(q->f64(2));
+    if (q->text(1) == "npu_throttle_reasons") s.reasons = clamped<uint64_t>(q->f64(2));
+    else s.clock_mhz = clamped<int>(q->f64(2));
   }
   return q->status();
 }

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <bit>
 #include <fstream>
+#include <limits>
+#include <type_traits>
 
 namespace npukit::top {
 
@@ -13,6 +15,29 @@ namespace {
 
 using nlohmann::json;
 namespace fid = tf::fid;
+
+// A recorded integer: a JSON integer within T's range, else invalid_argument (a float such as
+// 1e38 read as int was undefined behaviour, found by tests/fuzz/top_recording).
+template <typename T>
+T integer(const json& j) {
+  bool fits = j.is_number_unsigned() ? j.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+              : j.is_number_integer() ? j.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                                            (std::is_unsigned_v<T> || j.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max()))
+                                      : false;
+  if (!fits) throw std::invalid_argument("expected an integer in range, not " + json_text(j));
+  return j.is_number_unsigned() ? static_cast<T>(j.get<uint64_t>()) : static_cast<T>(j.get<int64_t>());
+}
+
+// Reads `j` into `out`: strings as strings, integers through integer<T>(), arrays element-wise.
+void read_into(const json& j, std::string& out) { j.get_to(out); }
+template <typename T>
+  requires std::is_integral_v<T>
+void read_into(const json& j, T& out) { out = integer<T>(j); }
+template <typename T, std::size_t N>
+void read_into(const json& j, std::array<T, N>& out) {
+  if (!j.is_array() || j.size() != N) throw std::invalid_argument("expected an array of " + std::to_string(N) + " integers");
+  for (std::size_t i = 0; i < N; ++i) read_into(j[i], out[i]);
+}
 
 constexpr tf::FieldId kRecordedFields[] = {
     fid::kAicoreUtil,   fid::kCubeUtil,         fid::kVectorUtil,       fid::kPowerWatts,
@@ -42,8 +67,8 @@ tf::Sample sample_from_json(const json& j, const tf::FieldDef& def) {
   } else if (j.is_number()) {
     s.status = tf::SampleStatus::kOk;
     if (def.type == tf::ValueType::kF64) s.bits = std::bit_cast<uint64_t>(j.get<double>());
-    else if (def.type == tf::ValueType::kI64) s.bits = std::bit_cast<uint64_t>(j.get<int64_t>());
-    else s.bits = j.get<uint64_t>();
+    else if (def.type == tf::ValueType::kI64) s.bits = std::bit_cast<uint64_t>(integer<int64_t>(j));
+    else s.bits = integer<uint64_t>(j);
   } else if (!j.is_null()) {
     throw std::invalid_argument("a value must be a number, \"NA\" or null, not " + json_text(j));
   }
@@ -67,12 +92,12 @@ json device_json(const tf::DeviceInfo& d) {
 
 tf::DeviceInfo device_from_json(const json& j) {
   tf::DeviceInfo d;
-  j.at("npu_id").get_to(d.npu_id), j.at("chip_id").get_to(d.chip_id), j.at("logic_id").get_to(d.logic_id);
-  j.at("phy_id").get_to(d.phy_id), j.at("aicore_count").get_to(d.aicore_count);
-  j.at("aicpu_count").get_to(d.aicpu_count), j.at("name").get_to(d.name), j.at("chip_name").get_to(d.chip_name);
-  j.at("chip_type").get_to(d.chip_type), j.at("bus_id").get_to(d.bus_id);
-  j.at("serial_number").get_to(d.serial_number), j.at("firmware_version").get_to(d.firmware_version);
-  j.at("smi_layout").get_to(d.smi_layout);
+  read_into(j.at("npu_id"), d.npu_id), read_into(j.at("chip_id"), d.chip_id), read_into(j.at("logic_id"), d.logic_id);
+  read_into(j.at("phy_id"), d.phy_id), read_into(j.at("aicore_count"), d.aicore_count);
+  read_into(j.at("aicpu_count"), d.aicpu_count), read_into(j.at("name"), d.name), read_into(j.at("chip_name"), d.chip_name);
+  read_into(j.at("chip_type"), d.chip_type), read_into(j.at("bus_id"), d.bus_id);
+  read_into(j.at("serial_number"), d.serial_number), read_into(j.at("firmware_version"), d.firmware_version);
+  read_into(j.at("smi_layout"), d.smi_layout);
   // Board identity: recordings made before it was on the bus have none.
   d.chip_version = j.value("chip_version", "NA"), d.board_id = j.value("board_id", "NA"), d.pcb_id = j.value("pcb_id", "NA");
   d.bom_id = j.value("bom_id", "NA"), d.die_id = j.value("die_id", "NA");
@@ -101,7 +126,7 @@ json frame_json(const RecordedFrame& fr) {
 
 RecordedFrame frame_from_json(const json& j, const std::vector<tf::FieldId>& fields, std::size_t devices) {
   RecordedFrame fr;
-  j.at("virtual_time_ns").get_to(fr.virtual_time_ns);
+  read_into(j.at("virtual_time_ns"), fr.virtual_time_ns);
   const json& devs = j.at("devices");
   if (devs.size() != devices) throw std::invalid_argument("devices: expected " + std::to_string(devices) + " entries");
   for (const auto& d : devs) {
@@ -110,18 +135,18 @@ RecordedFrame frame_from_json(const json& j, const std::vector<tf::FieldId>& fie
     for (std::size_t k = 0; k < fields.size(); ++k) out.push_back(sample_from_json(d[k], *tf::find_field(fields[k])));
   }
   for (const auto& p : j.at("processes")) {
-    fr.processes.push_back({p.at(0).get<int32_t>(), p.at(1).get<int32_t>(), p.at(2).get<uint64_t>(), p.at(3).get<std::string>()});
+    fr.processes.push_back({integer<int32_t>(p.at(0)), integer<int32_t>(p.at(1)), integer<uint64_t>(p.at(2)), p.at(3).get<std::string>()});
   }
   for (const auto& e : j.at("events")) {
     const auto* type = tf::find_event_type(e.at("type").get<std::string>());
     if (type == nullptr) throw std::invalid_argument("unknown event type " + json_text(e.at("type")));
     ReceivedEvent r;
     r.event.type = type->type;
-    e.at("device").get_to(r.event.device), e.at("ts_ns").get_to(r.event.ts_ns), e.at("words").get_to(r.event.words);
-    e.at("name").get_to(r.name), e.at("aux").get_to(r.aux);
+    read_into(e.at("device"), r.event.device), read_into(e.at("ts_ns"), r.event.ts_ns), read_into(e.at("words"), r.event.words);
+    read_into(e.at("name"), r.name), read_into(e.at("aux"), r.aux);
     fr.events.push_back(std::move(r));
   }
-  if (j.contains("stale")) j.at("stale").get_to(fr.stale);
+  if (j.contains("stale")) read_into(j.at("stale"), fr.stale);
   return fr;
 }
 
@@ -167,9 +192,9 @@ Result<Recording> recording_from_json(const json& j, const std::string& where) {
       return InvalidArgument(where + ": not an npu-top recording (format \"npu-top-recording\", version 1)");
     }
     const json& n = j.at("node");
-    n.at("node_name").get_to(rec.node.node_name), n.at("node_spec").get_to(rec.node.node_spec);
-    n.at("topology").get_to(rec.node.topology), n.at("driver_version").get_to(rec.node.driver_version);
-    n.at("tool_version").get_to(rec.node.tool_version), n.at("card_count").get_to(rec.node.card_count);
+    read_into(n.at("node_name"), rec.node.node_name), read_into(n.at("node_spec"), rec.node.node_spec);
+    read_into(n.at("topology"), rec.node.topology), read_into(n.at("driver_version"), rec.node.driver_version);
+    read_into(n.at("tool_version"), rec.node.tool_version), read_into(n.at("card_count"), rec.node.card_count);
     at = "devices";
     for (const auto& d : j.at("devices")) rec.devices.push_back(device_from_json(d));
     at = "fields";

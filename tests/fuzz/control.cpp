@@ -8,6 +8,7 @@
 #include <sys/un.h>
 
 #include <cstdio>
+#include <deque>
 #include <cstdlib>
 #include <memory>
 #include <thread>
@@ -37,6 +38,15 @@ int connect_to(const std::string& path) {
   return fd;
 }
 
+// The inputs run before this one (a stall can be left behind by an earlier input's job): printed
+// when the daemon stops answering, so the sequence can be replayed.
+std::deque<std::string> g_recent;
+
+void print_recent_inputs() {
+  std::fprintf(stderr, "control fuzz: the %zu inputs before it, oldest first:\n", g_recent.size());
+  for (const auto& in : g_recent) std::fprintf(stderr, "  %s\n", nlohmann::json(in).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
+}
+
 // Sends one line and returns its reply line; aborts (a finding) when none comes within 5 s.
 std::string call(int fd, std::string_view line, std::string& pending) {
   std::string out(line);
@@ -53,6 +63,7 @@ std::string call(int fd, std::string_view line, std::string& pending) {
     pollfd p{fd, POLLIN, 0};
     if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
       std::fprintf(stderr, "control fuzz: no reply within 5 s to: %.200s\n", std::string(line).c_str());
+      print_recent_inputs();
       std::abort();
     }
     char buf[65536];
@@ -118,5 +129,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   if (submitted && !stopping) cancel_running_jobs(fd, pending);
   ::close(fd);
   if (stopping) wait_until_ended();
+  g_recent.emplace_back(npukit::fuzz::as_text(data, size));
+  if (g_recent.size() > 16) g_recent.pop_front();
   return 0;
 }

@@ -106,6 +106,9 @@ TEST(Physics, LoweredPowerLimitThrottlesAndRestoringItRecovers) {
   EXPECT_EQ(after.back().clock_mhz, 1850);
   EXPECT_GT(after.back().tflops, load.back().tflops * 1.1);
   EXPECT_EQ(node->set_power_limit(0, 400).message(), "power limit 400 W is out of range (0, 310] for device 0");
+  // Any double is shown as given (a cast of these to int was undefined; found by tests/fuzz/program).
+  EXPECT_EQ(node->set_power_limit(0, 1e300).message(), "power limit 1e+300 W is out of range (0, 310] for device 0");
+  EXPECT_EQ(node->set_power_limit(0, std::nan("")).message(), "power limit nan W is out of range (0, 310] for device 0");
 }
 
 TEST(Physics, UtilizationFollowsTheCoresInUse) {

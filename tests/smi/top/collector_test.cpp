@@ -206,6 +206,14 @@ TEST(TopCollector, BadRecordingsAreRejectedSayingWhere) {
   j = good;
   j["frames"][5]["devices"].erase(0);
   expect_error(j, "x.json: frames[5]: devices: expected 8 entries");
+  // Integers must be integers in range: a float such as 1e38 read as int was undefined behaviour
+  // (found by tests/fuzz/top_recording), a negative pid or count is not a pid or a count.
+  j = good;
+  j["devices"][0]["npu_id"] = 1e38;
+  expect_error(j, "expected an integer in range, not 1e+38");
+  j = good;
+  j["frames"][2]["processes"] = {{-1, 0, -5, "job"}};
+  expect_error(j, "x.json: frames[2]: expected an integer in range, not -5");
   EXPECT_EQ(load_recording("/nonexistent/rec.json").status().code(), Code::kNotFound);
   std::string tmp = ::testing::TempDir() + "/top-bad.json";
   std::ofstream(tmp) << "{not json";
