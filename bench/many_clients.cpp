@@ -67,7 +67,16 @@ std::string run(const std::string& command) {
   std::string out;
   if (FILE* p = popen((command + " 2>&1").c_str(), "r")) {
     char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+    while (true) {
+      std::size_t n = std::fread(buf, 1, sizeof buf, p);
+      out.append(buf, n);
+      if (n > 0) continue;
+      if (std::ferror(p) && errno == EINTR) {  // see scrape(): a stop and continue interrupts reads
+        std::clearerr(p);
+        continue;
+      }
+      break;
+    }
     pclose(p);
   }
   return out;
@@ -124,8 +133,8 @@ double percentile(std::vector<double> v, double p) {
   return v[std::min(v.size() - 1, static_cast<std::size_t>(p * static_cast<double>(v.size())))];
 }
 
-// One GET /metrics on 127.0.0.1:port; true on a 200 whose body has the chips' series.
-bool scrape(int port) {
+// One GET /metrics on 127.0.0.1:port: "" on a 200 whose body has the chips' series, else why not.
+std::string scrape(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -133,18 +142,33 @@ bool scrape(int port) {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   timeval tv{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  bool ok = false;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0) {
+  std::string why;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0) {
+    why = std::string("connect: ") + std::strerror(errno);
+  } else {
     const char req[] = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/plain\r\n\r\n";
-    if (::send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof(req) - 1)) {
+    if (::send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(req) - 1)) {
+      why = std::string("send: ") + std::strerror(errno);
+    } else {
       std::string reply;
       char buf[65536];
-      for (ssize_t n; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;) reply.append(buf, static_cast<std::size_t>(n));
-      ok = reply.rfind("HTTP/1.1 200", 0) == 0 && reply.find("\nnpu_chip_info_utilization{") != std::string::npos;
+      ssize_t n;
+      // EINTR without a handler: a socket call with SO_RCVTIMEO is not restarted after the
+      // process was stopped and continued (signal(7)); retry it.
+      while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0 || (n < 0 && errno == EINTR)) {
+        if (n > 0) reply.append(buf, static_cast<std::size_t>(n));
+      }
+      if (n < 0) why = std::string("recv: ") + std::strerror(errno) + " after " + std::to_string(reply.size()) + " bytes";
+      else if (reply.rfind("HTTP/1.1 200", 0) != 0) why = "reply: " + reply.substr(0, reply.find('\r'));
+      else if (reply.find("\nnpu_chip_info_utilization{") == std::string::npos) {
+        auto up = reply.find("\nnpu_exporter_node_up");
+        why = "no chip series in " + std::to_string(reply.size()) + " bytes" +
+              (up == std::string::npos ? "" : " (" + reply.substr(up + 1, reply.find('\n', up + 1) - up - 1) + ")");
+      }
     }
   }
   ::close(fd);
-  return ok;
+  return why;
 }
 
 // Timings and failures one kind of client reports; each thread appends under the mutex.
@@ -188,8 +212,8 @@ void scrape_loop(int port, double rate, Clock::time_point end, Tally* tally) {
   for (auto next = Clock::now(); next < end; next += step) {
     std::this_thread::sleep_until(next);
     auto t0 = Clock::now();
-    bool ok = scrape(port);
-    tally->add(Ms(Clock::now() - t0).count(), ok, "scrape of port " + std::to_string(port) + " failed");
+    std::string why = scrape(port);
+    tally->add(Ms(Clock::now() - t0).count(), why.empty(), "scrape of port " + std::to_string(port) + ": " + why);
   }
 }
 
@@ -239,6 +263,7 @@ struct Recording {
   int exit_code = -1;
   long long recorded = -1, missed = -1, lost = -1;
   std::string line;  // the report's Recording: line
+  std::string odd;   // an EMU_RUN query that did not answer a number
 };
 Recording read_recording(const std::string& dir, int exit_code) {
   Recording r;
@@ -250,9 +275,13 @@ Recording read_recording(const std::string& dir, int exit_code) {
     if (!db.empty()) break;
   }
   if (db.empty()) return r;
-  auto value = [&](const std::string& key) {
+  auto value = [&](const std::string& key) -> long long {
     std::string v = run("sqlite3 '" + db + "' \"SELECT value FROM EMU_RUN WHERE key = '" + key + "'\"");
-    return v.empty() ? -1 : std::atoll(v.c_str());
+    if (v.empty() || v.find_first_not_of("0123456789\n") != std::string::npos) {
+      r.odd += key + ": '" + v.substr(0, 120) + "' ";
+      return -1;
+    }
+    return std::atoll(v.c_str());
   };
   r.recorded = value("events_recorded");
   r.missed = value("events_missed");
@@ -382,6 +411,7 @@ int main(int argc, char** argv) {
     name = "recorder " + std::to_string(i + 1) + ": exit code, events recorded";
     ok &= row(name.c_str(), std::to_string(r.exit_code) + ", " + std::to_string(r.recorded), "0, > 0", r.exit_code == 0 && r.recorded > 0);
     std::printf("    %s\n", r.line.c_str());
+    if (!r.odd.empty()) std::printf("    EMU_RUN: %s\n", r.odd.c_str());
   }
   ok &= row("bus: lossless readers timed out / found dead", std::to_string(beats.lossless_timeouts) + " / " + std::to_string(beats.lossless_dead),
             "0 / 0", beats.lossless_timeouts == 0 && beats.lossless_dead == 0);
