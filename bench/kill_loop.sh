@@ -39,6 +39,7 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $rounds =~ ^[0-9]+$ && $rounds -ge 1 ]] || usage
 
+# shellcheck source=bench/lib.sh
 source "$here/lib.sh"
 bench_tools
 work=$(mktemp -d /tmp/kill-loop-XXXXXX)

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers of the robustness benches (kill_loop.sh, soak.sh); sourced, not run.
 #
 # Contract: the caller sets BUILD (the build directory holding emulator/, workloads/, profiler/,
@@ -91,8 +92,8 @@ exporter_start() {
   disown "$EXPORTER_PID" 2>/dev/null || true  # no "Killed" job notice when a bench kills it
   BENCH_PIDS+=("$EXPORTER_PID")
   EXPORTER_URL=
-  local i
-  for i in $(seq 100); do
+  local _
+  for _ in $(seq 100); do
     EXPORTER_URL=$(sed -n 's/.*listening on \(http[^ ]*\).*/\1/p' "$log")
     [[ -n $EXPORTER_URL ]] && break
     sleep 0.05

@@ -49,6 +49,7 @@ done
 [[ -z $warmup ]] && warmup=$((duration / 5))
 [[ $warmup =~ ^[0-9]+$ && $warmup -lt $duration && $speed =~ ^[0-9]+(\.[0-9]+)?$ ]] || usage
 
+# shellcheck source=bench/lib.sh
 source "$here/lib.sh"
 bench_tools
 work=$(mktemp -d /tmp/soak-XXXXXX)
