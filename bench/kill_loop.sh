@@ -220,7 +220,7 @@ round_readers() {
   check "c readers: workload unaffected" "$rc" "npu-run exit $rc"
 }
 
-# After `npu-emud stop`: nothing of ours in /dev/shm, no socket, no process.
+# After `npu-emud stop`: nothing of ours in /dev/shm, no socket, no process, no tmux socket.
 final_leftovers() {
   "$EMUD" stop --node-name "$node" >/dev/null 2>&1 || true
   sleep 0.5
@@ -232,6 +232,8 @@ final_leftovers() {
   check "end: no segment left" "$segs" "$segs segment(s) in /dev/shm"
   check "end: no socket left" "$socket" "$(node_socket "$node") exists"
   check "end: no process left" "$procs" "$(node_processes "$node" | xargs -r ps -o pid=,args= -p)"
+  local sockets; sockets=$(find "$(dirname "$(tmux_socket x)")" -maxdepth 1 -name "bench-top-$node-*" 2>/dev/null | wc -l)
+  check "end: no tmux socket left" "$sockets" "$sockets tmux socket(s) of npu-top servers left"
 }
 
 print_summary() {

@@ -76,11 +76,12 @@ top_start() {
   echo "$server"
 }
 tmux_pane_pid() { tmux -L "$1" display -p -t top '#{pane_pid}' 2>/dev/null || true; }
+# tmux's socket for server $1 (removed by tmux_stop: a server whose last pane was killed exits
+# and leaves it behind).
+tmux_socket() { echo "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$1"; }
 tmux_stop() {
-  local socket; socket=$(tmux -L "$1" display -p '#{socket_path}' 2>/dev/null || true)
   tmux -L "$1" kill-server >/dev/null 2>&1 || true
-  [[ -n $socket ]] && rm -f "$socket"
-  return 0
+  rm -f "$(tmux_socket "$1")"
 }
 
 # Starts npu-exporter for node $1 on a free port; sets EXPORTER_PID and EXPORTER_URL.

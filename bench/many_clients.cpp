@@ -392,9 +392,9 @@ int main(int argc, char** argv) {
     exporters_up += e.port > 0 && ::kill(e.pid, 0) == 0;
     if (e.pid > 0) ::kill(e.pid, SIGTERM), wait_exit(e.pid);
   }
-  std::string socket = run(tmux + "display -p '#{socket_path}'");
   run(tmux + "kill-server");
-  if (!socket.empty()) ::unlink(socket.substr(0, socket.find('\n')).c_str());
+  const char* tmux_dir = std::getenv("TMUX_TMPDIR");
+  ::unlink(((tmux_dir != nullptr ? tmux_dir : "/tmp") + std::string("/tmux-") + std::to_string(getuid()) + "/" + node).c_str());
   ::kill(workload, SIGTERM);
   int workload_exit = wait_exit(workload);
   run(std::string(NPU_EMUD_PATH) + " stop --node-name " + node);
