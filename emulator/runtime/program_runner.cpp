@@ -24,6 +24,7 @@ Result<std::vector<TensorDesc>> parse_inputs(const nlohmann::json& inputs) {
       if (!dim.is_number_integer()) return InvalidArgument(where + ".shape: dims must be integers");
       d.shape.push_back(dim.get<int64_t>());
     }
+    if (in.contains("dtype") && !in["dtype"].is_string()) return InvalidArgument(where + ".dtype: expected a string");
     auto dtype = parse_dtype(in.value("dtype", std::string("float16")));
     if (!dtype.ok()) return InvalidArgument(where + ".dtype: " + dtype.status().message());
     d.dtype = *dtype;
@@ -38,7 +39,9 @@ Attrs parse_attrs(const nlohmann::json& attrs) {
     if (v.is_number_integer()) a.set(k, v.get<int64_t>());
     else if (v.is_number()) a.set(k, v.get<double>());
     else if (v.is_string()) a.set(k, v.get<std::string>());
-    else if (v.is_array()) a.set(k, v.get<std::vector<int64_t>>());
+    else if (v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& e) { return e.is_number_integer(); })) {
+      a.set(k, v.get<std::vector<int64_t>>());  // other arrays, like other values, are not attributes any kernel reads
+    }
   }
   return a;
 }

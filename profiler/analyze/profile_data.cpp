@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "profiler/analyze/merge.hpp"
+#include "profiler/analyze/time_sanity.hpp"
 #include "profiler/store/prof_layout.hpp"
 #include "profiler/store/schema.hpp"
 #include "telemetry/comm_group.hpp"
@@ -390,6 +391,7 @@ Result<ProfileData> load_one(const std::string& file, const LoadOptions& options
   }
   if (options.launches) NPUKIT_RETURN_IF_ERROR(as_bad_input(load_launches(*db, p), p.db_path));
   if (options.counters) NPUKIT_RETURN_IF_ERROR(as_bad_input(load_counters(*db, p), p.db_path));
+  drop_impossible_times(p);
   return p;
 }
 

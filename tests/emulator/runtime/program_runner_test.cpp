@@ -103,6 +103,24 @@ TEST(ProgramRunner, UnknownOpFailsBeforeAnythingRuns) {
   EXPECT_TRUE(node->contexts().empty());
 }
 
+// A dtype that is not a string threw nlohmann's type_error out of create() (found by
+// tests/fuzz/program); attributes that are not integer arrays are ignored like other unknown values.
+TEST(ProgramRunner, MistypedKernelInputsAndAttributesAreRefusedOrIgnored) {
+  auto node = make_node();
+  json p = train_program(1, 1);
+  json op = mm_op(0, 64);
+  op["inputs"][0]["dtype"] = 111;
+  p["ranks"][0]["step"].push_back(op);
+  auto runner = ProgramRunner::create(*node, parse(p));
+  ASSERT_FALSE(runner.ok());
+  EXPECT_NE(runner.status().message().find("inputs[0].dtype: expected a string"), std::string::npos) << runner.status().message();
+  p = train_program(1, 1);
+  op = mm_op(0, 64);
+  op["attrs"] = {{"strides", {"x", 1}}, {"pads", {1.5, 2}}};
+  p["ranks"][0]["step"].push_back(op);
+  EXPECT_TRUE(ProgramRunner::create(*node, parse(p)).ok());
+}
+
 TEST(ProgramRunner, OutOfMemoryFailsTheJobWithTheRuntimeMessage) {
   auto node = make_node();
   json p = train_program(2, 1);
