@@ -55,7 +55,9 @@ struct Job {
   uint64_t peak_reserved_bytes = 0;
   int exit_code = -1;        // 0 done, 1 failed, 2 cancelled; -1 while running
   JobAccount account;        // accounting.hpp
-  std::unique_ptr<ProgramRunner> runner;
+  std::unique_ptr<ProgramRunner> runner;  // released once the job ended (its program is large)
+  std::map<int, ProgramRunner::DevicePeak> device_peaks;  // kept from the runner when it is released
+  std::vector<Finding> findings;
 };
 
 class Daemon {
@@ -93,6 +95,7 @@ class Daemon {
   bool advance_time();
   static constexpr std::chrono::milliseconds kMaxSimulationSlice{20};
   void forget_old_jobs();
+  void release_finished_runners();
   void cancel_orphaned_jobs();
 
   DaemonOptions options_;

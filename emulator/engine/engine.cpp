@@ -25,6 +25,12 @@ uint32_t Engine::create_stream(int device, uint32_t pid) {
   Stream s;
   s.device = device;
   s.pid = pid;
+  if (!free_streams_.empty()) {
+    uint32_t id = free_streams_.back();
+    free_streams_.pop_back();
+    streams_[id] = std::move(s);
+    return id;
+  }
   streams_.push_back(std::move(s));
   return static_cast<uint32_t>(streams_.size() - 1);
 }
@@ -32,8 +38,28 @@ uint32_t Engine::create_stream(int device, uint32_t pid) {
 uint32_t Engine::create_event(int device) {
   Event ev;
   ev.device = device;
+  if (!free_events_.empty()) {
+    uint32_t id = free_events_.back();
+    free_events_.pop_back();
+    events_[id] = std::move(ev);
+    return id;
+  }
   events_.push_back(std::move(ev));
   return static_cast<uint32_t>(events_.size() - 1);
+}
+
+void Engine::release_stream(uint32_t stream) {
+  const Stream& s = streams_[stream];
+  if (!s.queue.empty() || s.running || s.waiting || s.ready_timer) return;
+  streams_[stream] = Stream{};
+  free_streams_.push_back(stream);
+}
+
+void Engine::release_event(uint32_t event) {
+  const Event& e = events_[event];
+  if (!e.waiters.empty() || !e.callbacks.empty()) return;
+  events_[event] = Event{};
+  free_events_.push_back(event);
 }
 
 uint32_t Engine::add_payload(std::function<Status()> work) {
@@ -263,6 +289,7 @@ void Engine::on_complete(const SimEvent& e) {
   }
   ++completed_;
   notify(st, task, st.started_at, scheduler_.now());
+  if (task.kind == TaskKind::kCollective && collectives_ != nullptr) collectives_->release(task);
   retry_waiting(dev);
   advance(s);
 }

@@ -88,6 +88,8 @@ class CollectiveSink {
   virtual ~CollectiveSink() = default;
   virtual void arrive(uint32_t stream, const Task& task) = 0;
   virtual const char* label(const Task& task) const = 0;
+  // The task ended and its observers saw it: its call may be forgotten (its index reused).
+  virtual void release(const Task& task) = 0;
 };
 
 class Engine {
@@ -104,6 +106,11 @@ class Engine {
 
   uint32_t create_stream(int device, uint32_t pid);
   uint32_t create_event(int device);
+  // Give an idle stream's or unwaited event's slot back for reuse when its context goes (a daemon
+  // creates streams for every job; keeping each was steady memory growth). A stream with work
+  // still queued or an event still waited on is kept.
+  void release_stream(uint32_t stream);
+  void release_event(uint32_t event);
   int stream_device(uint32_t stream) const { return streams_[stream].device; }
   uint32_t stream_pid(uint32_t stream) const { return streams_[stream].pid; }
   std::size_t stream_count() const { return streams_.size(); }
@@ -171,6 +178,7 @@ class Engine {
   uint32_t complete_kind_;
   std::vector<Stream> streams_;
   std::vector<Event> events_;
+  std::vector<uint32_t> free_streams_, free_events_;
   std::vector<std::function<Status()>> payloads_;
   std::vector<uint32_t> free_payloads_;
   std::vector<TaskObserver*> observers_;

@@ -69,6 +69,13 @@ Result<uint32_t> CollectiveHub::add_call(const CollectiveCall& call) {
   } else {
     seq = c.next_seq[call.rank]++;
   }
+  if (!free_calls_.empty()) {
+    uint32_t index = free_calls_.back();
+    free_calls_.pop_back();
+    calls_[index] = call;
+    call_seq_[index] = seq;
+    return index;
+  }
   calls_.push_back(call);
   call_seq_.push_back(seq);
   return static_cast<uint32_t>(calls_.size() - 1);
@@ -78,6 +85,15 @@ CollectiveHub::Key CollectiveHub::key_of(const CollectiveCall& c, uint64_t seq) 
   if (c.op == CollectiveOp::kSend) return {c.comm, 1, seq, c.rank, c.root_or_peer};
   if (c.op == CollectiveOp::kRecv) return {c.comm, 1, seq, c.root_or_peer, c.rank};
   return {c.comm, 0, seq, 0, 0};
+}
+
+void CollectiveHub::release(const Task& task) {
+  for (const auto& [key, arrivals] : pending_) {
+    for (const Arrival& a : arrivals) {
+      if (a.call == task.collective) return;
+    }
+  }
+  free_calls_.push_back(task.collective);
 }
 
 const char* CollectiveHub::label(const Task& task) const { return collective_label(calls_[task.collective].op); }

@@ -95,6 +95,10 @@ class CollectiveHub final : public CollectiveSink {
 
   void arrive(uint32_t stream, const Task& task) override;
   const char* label(const Task& task) const override;
+  // Frees the call's index for reuse once its task ended: a long-running node makes millions of
+  // calls, and keeping each was the daemon's steady memory growth (found by bench/soak.sh).
+  // A call still waiting in a group (its task failed before the group met) is kept.
+  void release(const Task& task) override;
 
  private:
   struct Comm {
@@ -125,6 +129,7 @@ class CollectiveHub final : public CollectiveSink {
   std::vector<Comm> comms_;
   std::vector<CollectiveCall> calls_;
   std::vector<uint64_t> call_seq_;
+  std::vector<uint32_t> free_calls_;  // indexes of calls whose tasks ended
   std::map<Key, std::vector<Arrival>> pending_;
 };
 

@@ -52,6 +52,8 @@ void Node::destroy_context(Context* ctx) {
                          [ctx](const auto& c) { return c.get() == ctx; });
   if (it == contexts_.end()) return;
   (*it)->release_all();
+  for (StreamId s : (*it)->streams()) engine_->release_stream(s);
+  for (EventId e : (*it)->events()) engine_->release_event(e);
   contexts_.erase(it);
 }
 

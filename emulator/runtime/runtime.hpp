@@ -52,6 +52,8 @@ class Context {
 
   StreamId create_stream();
   EventId create_event();
+  const std::vector<StreamId>& streams() const { return streams_; }
+  const std::vector<EventId>& events() const { return events_; }
 
   // Device memory through this context's allocator; OOM is "acl_rt_malloc failed, size=...".
   // malloc/free block the host for the modelled cost (they advance virtual time).
