@@ -54,6 +54,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 fuzz_one() {
   local t=$1 work=build-fuzz/corpus/$1 findings=build-fuzz/findings/$1 log=build-fuzz/fuzz-$1.log
   mkdir -p "$work" "$findings"
+  local since=build-fuzz/.fuzz-$1-start
+  touch "$since"  # findings of this run only: older ones stay in the directory
   local rc=0
   build-fuzz/fuzz/fuzz_"$t" "$work" "tests/fuzz/corpus/$t" -max_total_time="$seconds" -timeout=25 \
     -rss_limit_mb=4096 -max_len=65536 -close_fd_mask=1 -print_final_stats=1 \
@@ -61,7 +63,7 @@ fuzz_one() {
   local execs speed found
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
   speed=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1 || true)
-  found=$(find "$findings" -type f | wc -l)
+  found=$(find "$findings" -type f -newer "$since" | wc -l)
   printf '%-14s %10s execs %7s/s  corpus %5s  findings %s%s\n' "$t" "${execs:-0}" "${speed:-0}" \
     "$(find "$work" -type f | wc -l)" "$found" "$( ((rc != 0)) && echo "  (exit $rc, see $log)")"
   (( rc == 0 && found == 0 ))

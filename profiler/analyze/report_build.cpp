@@ -53,6 +53,8 @@ ReportHeader header_of(const ProfileData& d) {
   h.schema_version = meta("SCHEMA_VERSION");
   h.producer = meta("PRODUCER");
   h.complete = d.complete;
+  h.node_lost = d.run_value("node_lost");
+  if (!h.node_lost.empty()) h.complete = false;
   h.node = d.run_value("node", "NA");
   h.node_spec = d.run_value("node_spec", "NA");
   h.mode = d.run_value("mode", "NA");
@@ -396,7 +398,9 @@ std::string ReportHeader::recording_state() const {
     for (const std::string& d : damage) what += (what.empty() ? "" : "; ") + d;
     return "DAMAGED: " + what;
   }
-  return complete ? "complete" : "INCOMPLETE: the recorder stopped before finalizing; derived tables recomputed";
+  if (complete) return "complete";
+  if (!node_lost.empty()) return "INCOMPLETE: the node went away during the recording (" + node_lost + ")";
+  return "INCOMPLETE: the recorder stopped before finalizing; derived tables recomputed";
 }
 
 }  // namespace npukit::prof

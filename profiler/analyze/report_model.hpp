@@ -33,6 +33,7 @@ struct ReportHeader {
   std::string schema_version, producer;
   bool complete = true;
   std::vector<std::string> damage;  // a damaged recording: what it lacks or has broken (never "complete")
+  std::string node_lost;  // the node went away mid-recording: why (EMU_RUN.node_lost; "" when it did not)
   // "complete", "INCOMPLETE: the recorder stopped before finalizing; ..." or "DAMAGED: <what>; ..."
   std::string recording_state() const;
   std::string node, node_spec, mode, command;

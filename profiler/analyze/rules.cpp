@@ -78,7 +78,8 @@ constexpr RuleDef kRules[] = {
      Severity::kWarning,
      "look at the slow rank's device: npu-smi info/health for its clock, temperature and cores, npu-smi "
      "diag for its compute; balance its input or its share of the model"},
-    {"incomplete_recording", "META_DATA RECORDING_STATE", "the recorder stopped before finalizing", "",
+    {"incomplete_recording", "META_DATA RECORDING_STATE, EMU_RUN node_lost",
+     "the recorder stopped before finalizing, or the node went away mid-recording", "",
      Severity::kWarning, "re-record; this report covers what was committed"},
     {"dropped_events", "EMU_RUN events_missed, lossless_lost", "any event missed", "", Severity::kWarning,
      "record in fast mode (lossless), or with fewer readers on the node"},

@@ -242,6 +242,8 @@ Result<RecordResult> Recording::finish() {
   NPUKIT_RETURN_IF_ERROR(sinks_->set_run("lossless_lost", result_.lossless_lost ? "1" : "0"));
   NPUKIT_RETURN_IF_ERROR(sinks_->set_run("samples", std::to_string(result_.samples)));
   NPUKIT_RETURN_IF_ERROR(sinks_->set_run("command_exit", std::to_string(result_.command_exit)));
+  // The node died or stalled mid-recording: what came before is kept, the report says INCOMPLETE.
+  NPUKIT_RETURN_IF_ERROR(sinks_->set_run("node_lost", stale_));
   NPUKIT_RETURN_IF_ERROR(sinks_->commit_batch());
   auto stats = sinks_->finalize(host_uid());
   if (!stats.ok()) return stats.status();

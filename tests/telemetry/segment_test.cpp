@@ -311,7 +311,7 @@ TEST(Segment, GarbageSequenceWordsReadStaleWithinASecond) {
   auto t0 = std::chrono::steady_clock::now();
   Snapshot s = r->snapshot();
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(took, 1.5);
+  EXPECT_LT(took, 3.0) << "one 1 s deadline for the whole snapshot (was 1 s per slot, or for ever); slack for a loaded machine";
   EXPECT_TRUE(s.stale());
   EXPECT_NE(s.stale_reason().find("never read as a finished write within 1 s (writer hung mid-commit, or a corrupt segment)"),
             std::string::npos) << s.stale_reason();

@@ -91,3 +91,38 @@ TEST(Kill, SigkilledRecorderLeavesAUsableDatabase) {
 
 }  // namespace
 }  // namespace npukit::testing
+
+namespace npukit::testing {
+namespace {
+
+// The daemon killed mid-recording: the recorder keeps what came before, and the profile says the
+// node went away instead of "complete" (it said complete, with only the job's exit code to tell).
+TEST(Kill, ADaemonKilledMidRecordingLeavesAnIncompleteProfile) {
+  ScopedNode node("killnode", "--seed 7");
+  TempDir dir("killnode");
+  pid_t recorder = spawn({prof(), "record", "-o", dir.str(), "--node-name", node.name(), "--", npu_run(),
+                          "resnet50-train", "--steps", "40"});
+  ASSERT_GT(recorder, 0);
+  std::string db;
+  ASSERT_TRUE(eventually([&] {
+    db = find_db(dir.str());
+    auto n = db.empty() ? CommandResult{} : sqlite(db, "SELECT (SELECT count(*) FROM TASK) > 500");
+    return !db.empty() && n.exit_code == 0 && n.output == "1\n";
+  }, std::chrono::seconds(20)));
+  auto pid = node.control({{"op", "ping"}}).value("pid", 0);
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(recorder, &status, 0), recorder);
+  for (const std::string& rank_db : find_dbs(dir.str())) {
+    EXPECT_EQ(sqlite(rank_db, "PRAGMA integrity_check").output, "ok\n") << rank_db;
+  }
+  auto report = run_command(prof() + " report " + dir.str());
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("Recording: INCOMPLETE: the node went away during the recording"), std::string::npos)
+      << report.output.substr(0, 800);
+  EXPECT_EQ(report.output.find("Recording: complete"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace npukit::testing
