@@ -20,9 +20,19 @@ Result<std::vector<TensorDesc>> parse_inputs(const nlohmann::json& inputs) {
       return InvalidArgument(where + ": expected {\"shape\": [...], \"dtype\": \"...\"}");
     }
     TensorDesc d;
+    // Kernels multiply dims and scale element counts (x256 and more): a program arrives over the
+    // socket unchecked, and 2.5e18 x 256 overflowed (found by tests/fuzz/program). 2^48 elements
+    // is far beyond any device's memory and leaves the arithmetic room.
+    constexpr int64_t kMaxElements = int64_t{1} << 48;
+    int64_t elements = 1;
+    if (in["shape"].size() > 8) return InvalidArgument(where + ".shape: at most 8 dims");
     for (const auto& dim : in["shape"]) {
       if (!dim.is_number_integer()) return InvalidArgument(where + ".shape: dims must be integers");
-      d.shape.push_back(dim.get<int64_t>());
+      int64_t v = dim.get<int64_t>();
+      if (v < -1 || v > kMaxElements) return InvalidArgument(where + ".shape: dims must be in [0, 2^48], or -1 for dynamic");
+      if (v > 0 && elements > kMaxElements / v) return InvalidArgument(where + ".shape: more than 2^48 elements");
+      if (v > 0) elements *= v;
+      d.shape.push_back(v);
     }
     if (in.contains("dtype") && !in["dtype"].is_string()) return InvalidArgument(where + ".dtype: expected a string");
     auto dtype = parse_dtype(in.value("dtype", std::string("float16")));

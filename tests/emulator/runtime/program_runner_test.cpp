@@ -114,6 +114,14 @@ TEST(ProgramRunner, MistypedKernelInputsAndAttributesAreRefusedOrIgnored) {
   auto runner = ProgramRunner::create(*node, parse(p));
   ASSERT_FALSE(runner.ok());
   EXPECT_NE(runner.status().message().find("inputs[0].dtype: expected a string"), std::string::npos) << runner.status().message();
+  op = mm_op(0, 64);
+  op["inputs"][0]["shape"] = {2522211111110111116ll, 4096};  // kernels multiplied the dims: a signed overflow
+  p = train_program(1, 1);
+  p["ranks"][0]["step"].push_back(op);
+  runner = ProgramRunner::create(*node, parse(p));
+  ASSERT_FALSE(runner.ok());
+  EXPECT_NE(runner.status().message().find("inputs[0].shape: dims must be in [0, 2^48], or -1 for dynamic"), std::string::npos)
+      << runner.status().message();
   p = train_program(1, 1);
   op = mm_op(0, 64);
   op["attrs"] = {{"strides", {"x", 1}}, {"pads", {1.5, 2}}};
