@@ -24,8 +24,25 @@ Result<CommId> CollectiveHub::create_communicator(std::string name, std::vector<
   c.next_seq.assign(devices.size(), 0);
   c.devices = std::move(devices);
   c.algo = algo;
+  if (!free_comms_.empty()) {
+    CommId id = free_comms_.back();
+    free_comms_.pop_back();
+    comms_[id] = std::move(c);
+    return id;
+  }
   comms_.push_back(std::move(c));
   return static_cast<CommId>(comms_.size() - 1);
+}
+
+void CollectiveHub::release_communicator(CommId id) {
+  if (id >= comms_.size() || comms_[id].retiring) return;
+  comms_[id].retiring = true;
+  if (comms_[id].live_calls == 0) free_communicator(id);
+}
+
+void CollectiveHub::free_communicator(CommId id) {
+  comms_[id] = Comm{};
+  free_comms_.push_back(id);
 }
 
 int CollectiveHub::rank_of(CommId comm, int device) const {
@@ -69,6 +86,7 @@ Result<uint32_t> CollectiveHub::add_call(const CollectiveCall& call) {
   } else {
     seq = c.next_seq[call.rank]++;
   }
+  ++c.live_calls;
   if (!free_calls_.empty()) {
     uint32_t index = free_calls_.back();
     free_calls_.pop_back();
@@ -94,6 +112,8 @@ void CollectiveHub::release(const Task& task) {
     }
   }
   free_calls_.push_back(task.collective);
+  Comm& c = comms_[calls_[task.collective].comm];
+  if (--c.live_calls == 0 && c.retiring) free_communicator(calls_[task.collective].comm);
 }
 
 const char* CollectiveHub::label(const Task& task) const { return collective_label(calls_[task.collective].op); }

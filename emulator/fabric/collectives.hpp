@@ -78,6 +78,9 @@ class CollectiveHub final : public CollectiveSink {
 
   // `devices[r]` is the device of rank r; each device at most once.
   Result<CommId> create_communicator(std::string name, std::vector<int> devices, CollectiveAlgo algo);
+  // The job that made it ended: its slot is reused by a later communicator once none of its calls
+  // is still in flight (a cancelled job's may be), so a node running jobs for months stays flat.
+  void release_communicator(CommId id);
   std::size_t comm_count() const { return comms_.size(); }
   const std::string& comm_name(CommId id) const { return comms_[id].name; }
   int comm_size(CommId id) const { return static_cast<int>(comms_[id].devices.size()); }
@@ -107,7 +110,10 @@ class CollectiveHub final : public CollectiveSink {
     CollectiveAlgo algo = CollectiveAlgo::kAuto;
     std::vector<uint64_t> next_seq;                  // per rank: collectives issued
     std::map<std::pair<int, int>, uint64_t> p2p_seq;  // (from x n + to, 0 send / 1 recv): issued
+    uint64_t live_calls = 0;  // calls added and not yet released
+    bool retiring = false;    // release_communicator() was called: free it at live_calls 0
   };
+  void free_communicator(CommId id);
   struct Arrival {
     uint32_t stream = 0;
     uint32_t call = 0;
@@ -130,6 +136,7 @@ class CollectiveHub final : public CollectiveSink {
   std::vector<CollectiveCall> calls_;
   std::vector<uint64_t> call_seq_;
   std::vector<uint32_t> free_calls_;  // indexes of calls whose tasks ended
+  std::vector<CommId> free_comms_;    // slots of released communicators
   std::map<Key, std::vector<Arrival>> pending_;
 };
 

@@ -399,6 +399,8 @@ void ProgramRunner::release() {
     node_.destroy_context(r.ctx);
     r.ctx = nullptr;
   }
+  for (CommId c : comms_) node_.collectives().release_communicator(c);
+  comms_.clear();
 }
 
 int64_t ProgramRunner::steps_done() const {
