@@ -173,20 +173,16 @@ json Daemon::job_json(const Job& job, std::size_t since_step) const {
   j["finished_ns"] = job.finished_ns ? json(job.finished_ns) : json();
   j["exit_code"] = job.exit_code >= 0 ? json(job.exit_code) : json();
   j["accounting"] = account_json(job.account, *node_);
-  {
-    auto peaks = job.runner ? job.runner->device_peaks() : job.device_peaks;
-    for (json& d : j["accounting"]["devices"]) {
-      auto p = peaks.find(d["device"].get<int>());
-      d["hbm_peak_allocated_bytes"] = p == peaks.end() ? 0 : p->second.allocated;
-      d["hbm_peak_reserved_bytes"] = p == peaks.end() ? 0 : p->second.reserved;
-    }
+  auto peaks = job.runner ? job.runner->device_peaks() : job.device_peaks;  // a finished job's are kept
+  for (json& d : j["accounting"]["devices"]) {
+    auto p = peaks.find(d["device"].get<int>());
+    d["hbm_peak_allocated_bytes"] = p == peaks.end() ? 0 : p->second.allocated;
+    d["hbm_peak_reserved_bytes"] = p == peaks.end() ? 0 : p->second.reserved;
   }
   json findings = json::array();
-  {
-    for (const Finding& f : job.runner ? job.runner->findings() : job.findings) {
-      findings.push_back({{"rank", f.rank}, {"device", f.device}, {"kind", f.kind}, {"offset", f.offset},
-                          {"wrote", f.wrote}, {"read", f.read}, {"text", f.text}});
-    }
+  for (const Finding& f : job.runner ? job.runner->findings() : job.findings) {
+    findings.push_back({{"rank", f.rank}, {"device", f.device}, {"kind", f.kind}, {"offset", f.offset},
+                        {"wrote", f.wrote}, {"read", f.read}, {"text", f.text}});
   }
   j["findings"] = std::move(findings);
   return j;

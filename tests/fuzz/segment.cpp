@@ -124,9 +124,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     std::fprintf(stderr, "segment fuzz: the daemon's segment could not be read (%zu bytes)\n", g_base.size());
     std::abort();
   }
-  if (std::getenv("NPUKIT_FUZZ_SHOW") != nullptr) {  // debugging a seed: what npu-smi info prints
-    g_show = true;
-  }
+  g_show = std::getenv("NPUKIT_FUZZ_SHOW") != nullptr;  // debugging a seed: what npu-smi prints
   g_node = "fz-seg-" + std::to_string(::getpid());
   return 0;
 }

@@ -24,23 +24,30 @@ pid_t spawn(const std::vector<std::string>& args) {
   return pid;
 }
 
+// Starts `npu-prof record -- npu-run resnet50-train --steps 40` into `dir` and waits until the
+// first rank's database answers `ready_sql` with 1: the moment to kill something mid-run.
+pid_t record_until(const ScopedNode& node, const TempDir& dir, const std::string& ready_sql) {
+  pid_t recorder = spawn({prof(), "record", "-o", dir.str(), "--node-name", node.name(), "--", npu_run(),
+                          "resnet50-train", "--steps", "40"});
+  EXPECT_GT(recorder, 0);
+  EXPECT_TRUE(eventually([&] {
+    std::string db = find_db(dir.str());
+    if (db.empty()) return false;
+    auto n = sqlite(db, ready_sql);
+    return n.exit_code == 0 && n.output == "1\n";
+  }, std::chrono::seconds(20)));
+  return recorder;
+}
+
 TEST(Kill, SigkilledRecorderLeavesAUsableDatabase) {
   ScopedNode node("kill", "--seed 7");
   TempDir dir("kill");
   auto idle = node.client()->snapshot();  // HBM in use before any job (the firmware's share)
   ASSERT_TRUE(idle.ok());
-  pid_t recorder = spawn({prof(), "record", "-o", dir.str(), "--node-name", node.name(), "--", npu_run(),
-                          "resnet50-train", "--steps", "40"});
+  // Some batches committed, at least one finished step on every rank (so the step breakdown has
+  // something to show), then kill mid-run.
+  pid_t recorder = record_until(node, dir, "SELECT (SELECT count(*) FROM TASK) > 2000 AND (SELECT count(*) FROM EMU_STEP) >= 8");
   ASSERT_GT(recorder, 0);
-  // Wait until some batches are committed, then kill mid-run.
-  std::string db;
-  ASSERT_TRUE(eventually([&] {
-    db = find_db(dir.str());
-    if (db.empty()) return false;
-    // At least one finished step on every rank, so the step breakdown has something to show.
-    auto n = sqlite(db, "SELECT (SELECT count(*) FROM TASK) > 2000 AND (SELECT count(*) FROM EMU_STEP) >= 8");
-    return n.exit_code == 0 && n.output == "1\n";
-  }, std::chrono::seconds(20)));
   ASSERT_EQ(::kill(recorder, SIGKILL), 0);
   int status = 0;
   ASSERT_EQ(::waitpid(recorder, &status, 0), recorder);
@@ -89,26 +96,14 @@ TEST(Kill, SigkilledRecorderLeavesAUsableDatabase) {
   })) << "HBM still held after the job ended";
 }
 
-}  // namespace
-}  // namespace npukit::testing
-
-namespace npukit::testing {
-namespace {
 
 // The daemon killed mid-recording: the recorder keeps what came before, and the profile says the
 // node went away instead of "complete" (it said complete, with only the job's exit code to tell).
 TEST(Kill, ADaemonKilledMidRecordingLeavesAnIncompleteProfile) {
   ScopedNode node("killnode", "--seed 7");
   TempDir dir("killnode");
-  pid_t recorder = spawn({prof(), "record", "-o", dir.str(), "--node-name", node.name(), "--", npu_run(),
-                          "resnet50-train", "--steps", "40"});
+  pid_t recorder = record_until(node, dir, "SELECT (SELECT count(*) FROM TASK) > 500");
   ASSERT_GT(recorder, 0);
-  std::string db;
-  ASSERT_TRUE(eventually([&] {
-    db = find_db(dir.str());
-    auto n = db.empty() ? CommandResult{} : sqlite(db, "SELECT (SELECT count(*) FROM TASK) > 500");
-    return !db.empty() && n.exit_code == 0 && n.output == "1\n";
-  }, std::chrono::seconds(20)));
   auto pid = node.control({{"op", "ping"}}).value("pid", 0);
   ASSERT_GT(pid, 0);
   ASSERT_EQ(::kill(pid, SIGKILL), 0);
