@@ -49,15 +49,48 @@ uint32_t Engine::create_event(int device) {
 }
 
 void Engine::release_stream(uint32_t stream) {
-  const Stream& s = streams_[stream];
-  if (!s.queue.empty() || s.running || s.waiting || s.ready_timer) return;
+  Stream& st = streams_[stream];
+  if (st.waiting) {  // its head never got its resources
+    auto& waiting = devices_[st.device].waiting_streams();
+    waiting.erase(std::remove(waiting.begin(), waiting.end(), stream), waiting.end());
+    st.waiting = false;
+  }
+  if (st.running && st.queue.front().kind == TaskKind::kCollective && collectives_ != nullptr &&
+      collectives_->withdraw(st.queue.front())) {
+    st.running = false;
+  }
+  while (st.queue.size() > (st.running ? 1u : 0u)) {
+    drop_task(stream, st.queue.back());
+    st.queue.pop_back();
+  }
+  if (st.running || st.ready_timer) {
+    st.orphaned = true;
+    return;
+  }
+  free_stream(stream);
+}
+
+void Engine::drop_task(uint32_t stream, const Task& task) {
+  if (task.payload != kNoPayload) {
+    payloads_[task.payload] = nullptr;
+    free_payloads_.push_back(task.payload);
+  }
+  if (task.kind == TaskKind::kCollective && collectives_ != nullptr) collectives_->release(task);
+  if (task.kind == TaskKind::kEventWait) {
+    auto& waiters = events_[task.event].waiters;
+    waiters.erase(std::remove(waiters.begin(), waiters.end(), stream), waiters.end());
+  }
+}
+
+void Engine::free_stream(uint32_t stream) {
   streams_[stream] = Stream{};
   free_streams_.push_back(stream);
 }
 
 void Engine::release_event(uint32_t event) {
-  const Event& e = events_[event];
-  if (!e.waiters.empty() || !e.callbacks.empty()) return;
+  Event& e = events_[event];
+  e.callbacks.clear();  // their context is gone: nothing may call back into it
+  if (!e.waiters.empty()) return;
   events_[event] = Event{};
   free_events_.push_back(event);
 }
@@ -143,7 +176,8 @@ void Engine::advance(uint32_t s) {
         st.ready_timer = true;
         scheduler_.post_callback(head.enqueued_at, [this, s] {
           streams_[s].ready_timer = false;
-          advance(s);
+          if (streams_[s].orphaned) free_stream(s);
+          else advance(s);
         });
       }
       return;
@@ -280,7 +314,7 @@ void Engine::on_complete(const SimEvent& e) {
     ++c.collectives_total;
   }
   if (task.payload != kNoPayload) {
-    if (!failed) {
+    if (!failed && !st.orphaned) {
       Status status = payloads_[task.payload]();
       if (!status.ok() && st.error.ok()) st.error = std::move(status);
     }
@@ -291,7 +325,8 @@ void Engine::on_complete(const SimEvent& e) {
   notify(st, task, st.started_at, scheduler_.now());
   if (task.kind == TaskKind::kCollective && collectives_ != nullptr) collectives_->release(task);
   retry_waiting(dev);
-  advance(s);
+  if (streams_[s].orphaned) free_stream(s);
+  else advance(s);
 }
 
 void Engine::retry_waiting(Device& dev) {

@@ -88,8 +88,12 @@ class CollectiveSink {
   virtual ~CollectiveSink() = default;
   virtual void arrive(uint32_t stream, const Task& task) = 0;
   virtual const char* label(const Task& task) const = 0;
-  // The task ended and its observers saw it: its call may be forgotten (its index reused).
+  // The task ended and its observers saw it, or it was dropped unstarted: its call may be
+  // forgotten (its index reused).
   virtual void release(const Task& task) = 0;
+  // The task's stream is being released while the task waits in arrive() for its group: forget
+  // the arrival. False when the group already met (the task ends on its own).
+  virtual bool withdraw(const Task& task) = 0;
 };
 
 class Engine {
@@ -106,9 +110,12 @@ class Engine {
 
   uint32_t create_stream(int device, uint32_t pid);
   uint32_t create_event(int device);
-  // Give an idle stream's or unwaited event's slot back for reuse when its context goes (a daemon
-  // creates streams for every job; keeping each was steady memory growth). A stream with work
-  // still queued or an event still waited on is kept.
+  // Give a stream's or event's slot back for reuse when its context goes (a daemon creates streams
+  // for every job; keeping each was steady memory growth). Work that has not started is dropped
+  // (its functional work never runs), as a dead process's queued work is; a collective waiting
+  // for ranks that will never come is withdrawn. A task already running finishes first, without
+  // its functional work (its buffers are gone), and the slot is freed then. An event's pending
+  // when_reached() callbacks are dropped; an event another context's stream waits on is kept.
   void release_stream(uint32_t stream);
   void release_event(uint32_t event);
   int stream_device(uint32_t stream) const { return streams_[stream].device; }
@@ -148,6 +155,7 @@ class Engine {
     bool running = false;
     bool waiting = false;  // in its device's resource queue
     bool ready_timer = false;  // a wake-up is posted for a head task its host has not issued yet
+    bool orphaned = false;     // released while busy: freed when its running task or timer ends
     Nanos started_at = 0;
     Activity activity;  // what the running head task occupies
     Status head_error;  // set when the running head task will fail
@@ -162,6 +170,8 @@ class Engine {
   };
 
   void advance(uint32_t stream);          // start or retire head tasks until blocked
+  void drop_task(uint32_t stream, const Task& task);  // never started: forget it
+  void free_stream(uint32_t stream);
   void fire_callbacks(Event& ev);
   bool try_start(uint32_t stream, Task& head);
   void on_complete(const SimEvent& e);

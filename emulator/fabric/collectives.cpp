@@ -116,6 +116,17 @@ void CollectiveHub::release(const Task& task) {
   if (--c.live_calls == 0 && c.retiring) free_communicator(calls_[task.collective].comm);
 }
 
+bool CollectiveHub::withdraw(const Task& task) {
+  auto it = pending_.find(key_of(calls_[task.collective], call_seq_[task.collective]));
+  if (it == pending_.end()) return false;
+  auto& group = it->second;
+  auto mine = std::find_if(group.begin(), group.end(), [&](const Arrival& a) { return a.call == task.collective; });
+  if (mine == group.end()) return false;
+  group.erase(mine);
+  if (group.empty()) pending_.erase(it);
+  return true;
+}
+
 const char* CollectiveHub::label(const Task& task) const { return collective_label(calls_[task.collective].op); }
 
 void CollectiveHub::arrive(uint32_t stream, const Task& task) {

@@ -100,8 +100,9 @@ class CollectiveHub final : public CollectiveSink {
   const char* label(const Task& task) const override;
   // Frees the call's index for reuse once its task ended: a long-running node makes millions of
   // calls, and keeping each was the daemon's steady memory growth (found by bench/soak.sh).
-  // A call still waiting in a group (its task failed before the group met) is kept.
+  // A call still waiting in a group is kept until withdraw() takes its arrival out.
   void release(const Task& task) override;
+  bool withdraw(const Task& task) override;
 
  private:
   struct Comm {

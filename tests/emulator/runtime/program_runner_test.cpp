@@ -150,6 +150,28 @@ TEST(ProgramRunner, HungDeviceFailsTheJobWithTheTimeout) {
   EXPECT_NE(out.status.message().find("on device 1"), std::string::npos);
 }
 
+// A failed job leaves streams stuck: rank 0 waits in an allreduce rank 1 never reaches. Its
+// streams, calls and communicator must still be reused by the next job (each failed job kept
+// them before: the daemon grew ~30 kB per failed job under bench/soak.sh's link faults).
+TEST(ProgramRunner, AFailedJobsStuckStreamsAndCallsAreReusedByTheNext) {
+  auto node = make_node();
+  ASSERT_TRUE(node->inject_fault(1, FaultKind::kAicoreHang).ok());
+  ASSERT_FALSE(run(*node, train_program(2, 2)).status.ok());
+  std::size_t streams = node->engine().stream_count(), comms = node->collectives().comm_count();
+  for (int i = 0; i < 3; ++i) {
+    auto out = run(*node, train_program(2, 2));
+    ASSERT_TRUE(out.done);
+    EXPECT_NE(out.status.message().find("AI Core task timeout"), std::string::npos) << out.status.message();
+  }
+  EXPECT_EQ(node->engine().stream_count(), streams);
+  EXPECT_EQ(node->collectives().comm_count(), comms);
+  ASSERT_TRUE(node->reset_device(1).ok());  // a hang lasts until a reset
+  auto healthy = run(*node, train_program(2, 2));  // nothing left behind disturbs the next job
+  EXPECT_TRUE(healthy.status.ok()) << healthy.status.message();
+  EXPECT_EQ(healthy.steps.size(), 4u);
+  EXPECT_EQ(node->engine().stream_count(), streams);
+}
+
 TEST(ProgramRunner, AfterATimeoutTheRestOfTheStreamIsSkippedNotTimedOutOneByOne) {
   auto node = make_node();
   ASSERT_TRUE(node->inject_fault(0, FaultKind::kAicoreHang).ok());
