@@ -55,6 +55,10 @@ constexpr EventTypeDef kEventTypes[] = {
      "\"memcpy\", or the collective's op type); a: task id (the connection id of the task's "
      "kernel/memcpy/collective event); b: stream | pid << 32; c: the call's duration ns (the task "
      "reaches the device when it returns)"},
+    {EventType::kOpCompile, "op_compile",
+     "ts: the compile's start, at the start of the launch call it delays (jit_compile: an op's first "
+     "launch for a static shape); name: the framework op; aux: its input shapes, msprof style; "
+     "a: compile ns; b: stream | pid << 32; c: the task id of the launch"},
 };
 
 }  // namespace

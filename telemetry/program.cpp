@@ -77,7 +77,8 @@ ProgramOp parse_op(const json& j, const std::string& path, const RankProgram& ra
       op.attrs = r.has("attrs") ? r.raw("attrs") : json::object();
       if (!op.attrs.is_object()) r.fail("attrs", "expected an object");
       op.block_dim = static_cast<uint32_t>(r.integer("block_dim", 0));
-      r.only({"op", "stream", "name", "inputs", "attrs", "block_dim"});
+      if (r.has("vary")) read_vary(j["vary"], path + ".vary", op.inputs, op.vary, err, kPrefix);
+      r.only({"op", "stream", "name", "inputs", "attrs", "block_dim", "vary"});
       break;
     case Kind::kMemcpy:
       op.name = r.text("kind", "", true);
@@ -146,6 +147,7 @@ json op_to_json(const ProgramOp& op) {
       j["inputs"] = op.inputs;
       if (!op.attrs.empty()) j["attrs"] = op.attrs;
       if (op.block_dim) j["block_dim"] = op.block_dim;
+      if (op.vary.input >= 0) j["vary"] = {{"input", op.vary.input}, {"dim", op.vary.dim}, {"values", op.vary.values}};
       break;
     case Kind::kMemcpy: j["kind"] = op.name; j["bytes"] = op.bytes; break;
     case Kind::kRecord:
@@ -236,6 +238,43 @@ void check_collective_comms(const Program& p, Status& err) {
 
 }  // namespace
 
+void read_vary(const json& j, const std::string& path, const json& inputs, ProgramOp::Vary& out, Status& err,
+               const std::string& prefix) {
+  ObjectReader r(j, path, err, prefix);
+  out.input = static_cast<int>(r.integer("input", 0, true));
+  out.dim = static_cast<int>(r.integer("dim", 0, true));
+  r.only({"input", "dim", "values"});
+  if (!err.ok()) return;
+  std::size_t count = inputs.is_array() ? inputs.size() : 0;
+  if (out.input < 0 || static_cast<std::size_t>(out.input) >= count) {
+    r.fail("input", "input " + std::to_string(out.input) + " does not exist (the kernel has " + std::to_string(count) +
+                        " inputs)");
+    return;
+  }
+  const json& in = inputs[static_cast<std::size_t>(out.input)];  // a shape, or {shape, dtype}
+  const json& shape = in.is_object() && in.contains("shape") ? in["shape"] : in;
+  std::size_t dims = shape.is_array() ? shape.size() : 0;
+  if (out.dim < 0 || static_cast<std::size_t>(out.dim) >= dims) {
+    r.fail("dim", "dim " + std::to_string(out.dim) + " does not exist (input " + std::to_string(out.input) + " has " +
+                      std::to_string(dims) + " dims)");
+    return;
+  }
+  const json* values = r.has("values") ? &j["values"] : nullptr;
+  if (values == nullptr || !values->is_array() || values->empty() || values->size() > kMaxVaryValues) {
+    r.fail("values", "expected 1 to " + std::to_string(kMaxVaryValues) + " dim sizes");
+    return;
+  }
+  out.values.clear();
+  for (std::size_t i = 0; i < values->size(); ++i) {
+    const json& v = (*values)[i];
+    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
+      r.fail("values[" + std::to_string(i) + "]", "expected a dim size >= 1");
+      return;
+    }
+    out.values.push_back(v.get<int64_t>());
+  }
+}
+
 Result<Program> parse_program(const json& j) {
   Status err;
   ObjectReader r(j, "program", err, kPrefix);
@@ -245,6 +284,7 @@ Result<Program> parse_program(const json& j) {
   p.launch = r.text("launch", "eager");
   if (err.ok() && p.launch != "eager" && p.launch != "graph") r.fail("launch", "expected eager or graph, got '" + p.launch + "'");
   p.dispatch_ns = r.integer("dispatch_ns", 0);
+  p.jit_compile = r.boolean("jit_compile", false);
   p.layout = r.text("layout", "");
   if (err.ok() && p.dispatch_ns < 0) r.fail("dispatch_ns", "must be >= 0");
   p.repeat = r.integer("repeat", 1);
@@ -265,7 +305,7 @@ Result<Program> parse_program(const json& j) {
   }
   parse_comms(j, p, err);
   parse_faults(j, p, err);
-  r.only({"name", "allocator", "launch", "dispatch_ns", "layout", "repeat", "process", "comm", "comms", "faults", "ranks"});
+  r.only({"name", "allocator", "launch", "dispatch_ns", "jit_compile", "layout", "repeat", "process", "comm", "comms", "faults", "ranks"});
   if (!r.has("ranks") || !j["ranks"].is_array() || j["ranks"].empty()) r.fail("ranks", "expected a non-empty array");
   for (std::size_t i = 0; err.ok() && i < j["ranks"].size(); ++i) {
     std::string path = "ranks[" + std::to_string(i) + "]";
@@ -299,6 +339,7 @@ json program_to_json(const Program& p) {
   }
   json j = {{"name", p.name}, {"allocator", p.allocator}, {"launch", p.launch}, {"dispatch_ns", p.dispatch_ns}, {"layout", p.layout}, {"repeat", p.repeat},
             {"process", {{"pid", p.pid}, {"name", p.process_name}}}, {"ranks", ranks}};
+  if (p.jit_compile) j["jit_compile"] = true;
   if (!p.comms.empty()) {
     j["comms"] = json::array();
     for (const auto& c : p.comms) j["comms"].push_back({{"name", c.name}, {"algo", c.algo}, {"ranks", c.ranks}});

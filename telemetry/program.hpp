@@ -13,7 +13,9 @@
 // Ops ("op" selects the kind; buffers are per-rank names):
 //   {"op":"alloc","buf":"w","bytes":N}      {"op":"free","buf":"w"}      {"op":"empty_cache"}
 //   {"op":"kernel","stream":S,"name":"aten::mm","inputs":[{"shape":[..],"dtype":"float16"}],
-//    "attrs":{"k":v},"block_dim":0}
+//    "attrs":{"k":v},"block_dim":0,
+//    "vary":{"input":I,"dim":D,"values":[v0,v1,...]}}   (optional: in step k, dim D of input I is
+//    values[k % n], as a batch whose sequence length changes from step to step)
 //   {"op":"memcpy","stream":S,"kind":"H2D"|"D2H"|"D2D","bytes":N}
 //   {"op":"record","stream":S,"event":E}   {"op":"wait","stream":S,"event":E}
 //   {"op":"collective","stream":S,"kind":"AllReduce","count":N,"dtype":"float16",
@@ -22,6 +24,9 @@
 //   {"op":"sync"} / {"op":"sync","stream":S}
 //   {"op":"memtest","stream":S,"buf":"b","patterns":4}   (diagnostics: writes and reads back
 //    `patterns` bit patterns over buffer b on the stream; pages that fail are job findings)
+// "jit_compile": true: the framework compiles each op online for every static shape it has not
+// compiled before in this process (torch_npu's jit_compile=True), a host cost (spec
+// runtime.op_compile_ns) before its launch; false (default): prebuilt kernels, no compile.
 // Faults: "faults": [{"at_ns": N, "device": D, "action": "inject", "fault": "over-temperature"}]
 // Values are checked when the program is parsed; errors name the JSON path
 // ("program error: ranks[0].step[3].stream: stream 2 does not exist (rank has 2 streams)").
@@ -58,7 +63,14 @@ struct ProgramOp {
   int root_or_peer = 0;
   int comm = 0;              // collective: index into Program::comms
   int64_t ns = 0;            // host_delay
+  struct Vary {              // kernel: a dim that changes from step to step
+    int input = -1;          // -1: none
+    int dim = 0;
+    std::vector<int64_t> values;
+  } vary;
 };
+
+inline constexpr std::size_t kMaxVaryValues = 4096;
 
 struct CommSpec {
   std::string name = "world";
@@ -91,6 +103,7 @@ struct Program {
   std::string allocator = "caching";
   std::string launch = "eager";  // eager: a host launch per op; graph: kernels and collectives captured
   int64_t dispatch_ns = 0;       // eager: the framework's host time per op before its launch call
+  bool jit_compile = false;      // eager: compile each op online for each new static shape
   std::string layout;            // how the ranks split the model, e.g. "dp4 x tp2" ("" = not said)
   int64_t repeat = 1;
   std::vector<CommSpec> comms;
@@ -99,6 +112,10 @@ struct Program {
 };
 
 Result<Program> parse_program(const nlohmann::json& j);
+// Reads a kernel's "vary" object at `path` against its `inputs` (shapes, or {shape, dtype}); a
+// problem goes to `err` (when it is still ok) as "<prefix><path>.<member>: ...".
+void read_vary(const nlohmann::json& j, const std::string& path, const nlohmann::json& inputs, ProgramOp::Vary& out,
+               Status& err, const std::string& prefix);
 nlohmann::json program_to_json(const Program& p);
 
 }  // namespace npukit::telemetry

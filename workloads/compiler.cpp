@@ -66,6 +66,7 @@ ProgramOp delay(double ms) {
 struct Forward {
   std::vector<StepOp> ops;
   std::vector<bool> trainable;
+  std::vector<const telemetry::ProgramOp::Vary*> vary;  // per op: its layer's varying dim
   uint64_t activation_bytes = 0;
 };
 
@@ -77,6 +78,7 @@ Forward expand(const Workload& w) {
     for (int64_t r = 0; r < l.repeat; ++r) {
       f.ops.push_back(op);
       f.trainable.push_back(l.trainable);
+      f.vary.push_back(&l.vary);
       f.activation_bytes += out_bytes;
     }
   }
@@ -163,8 +165,10 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
   step.push_back(event_op(Kind::kWait, kCompute, 0));
   int tp_syncs = 0;
   for (const auto& op : fwd.ops) tp_syncs += family_of(op.name) == Family::kMatmul;
-  for (const auto& op : fwd.ops) {
+  for (std::size_t i = 0; i < fwd.ops.size(); ++i) {
+    const StepOp& op = fwd.ops[i];
     step.push_back(kernel(op));
+    step.back().vary = *fwd.vary[i];
     if (w.tp > 1 && family_of(op.name) == Family::kMatmul && tp_syncs > 0) {
       step.push_back(allreduce(static_cast<uint64_t>(w.tp_allreduce_bytes / 2 / tp_syncs / dtype_bytes(w.dtype)),
                                tp_comm(w, rank), w.dtype, kCompute));
@@ -198,6 +202,7 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
   base.allocator = o.allocator.empty() ? w.allocator : o.allocator;
   base.launch = w.launch;
   base.dispatch_ns = static_cast<int64_t>(w.op_dispatch_us * 1e3);
+  base.jit_compile = w.jit_compile;
   base.repeat = o.steps > 0 ? o.steps : w.steps;
   std::vector<int> devices = !o.devices.empty() ? o.devices : w.devices;
   int ranks = w.ranks();

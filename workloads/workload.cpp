@@ -85,7 +85,8 @@ void read_layer_list(const json& list, const std::string& path, std::vector<Laye
     l.repeat = r.integer("repeat", 1);
     if (err.ok() && (l.repeat < 1 || l.repeat > 100000)) r.fail("repeat", "must be in [1, 100000]");
     l.trainable = r.boolean("trainable", true);
-    r.only({"op", "inputs", "attrs", "repeat", "trainable", "comment"});
+    if (r.has("vary") && err.ok()) telemetry::read_vary(r.raw("vary"), at + ".vary", l.raw_inputs, l.vary, err, prefix);
+    r.only({"op", "inputs", "attrs", "repeat", "trainable", "vary", "comment"});
     out.push_back(std::move(l));
   }
 }
@@ -219,6 +220,7 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   w.host_sync_ms = r.number("host_sync_ms", 0);
   w.launch = r.text("launch", "eager");
   w.op_dispatch_us = r.number("op_dispatch_us", 0);
+  w.jit_compile = r.boolean("jit_compile", false);
   w.params = r.integer_in("params", 0, 0, 10'000'000'000'000);
   w.optimizer = r.text("optimizer", w.kind == "train" ? "adam" : "none");
   w.grad_buckets = static_cast<int>(r.integer("grad_buckets", 4));
@@ -232,7 +234,7 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   }
   if (err.ok() && (w.grad_buckets < 1 || w.grad_buckets > 64)) r.fail("grad_buckets", "must be in [1, 64]");
   r.only({"name", "description", "kind", "dtype", "steps", "samples_per_step", "unit", "parallel",
-          "input_bytes_per_sample", "loader_ms", "host_sync_ms", "launch", "op_dispatch_us", "allocator", "params", "optimizer", "grad_buckets",
+          "input_bytes_per_sample", "loader_ms", "host_sync_ms", "launch", "op_dispatch_us", "jit_compile", "allocator", "params", "optimizer", "grad_buckets",
           "tp_allreduce_bytes", "layers", "faults", "extra", "comment"});
   read_parallel(doc, w, err, prefix);
   read_layers(doc, w, err, prefix);

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "telemetry/program.hpp"
 #include "telemetry/status.hpp"
 
 namespace npukit::work {
@@ -27,6 +28,10 @@ struct Layer {
   nlohmann::json attrs = nlohmann::json::object();
   int64_t repeat = 1;                           // consecutive copies of this layer
   bool trainable = true;                        // train: gets backward ops
+  // A dim of the forward kernel's input that changes from step to step (the program's "vary":
+  // values[k % n] in step k). Backward ops keep the written shape: give such a layer
+  // "trainable": false for an exact model.
+  telemetry::ProgramOp::Vary vary;
 };
 
 struct FaultAt {
@@ -69,6 +74,7 @@ struct Workload {
   double host_sync_ms = 0;        // after the forward pass: the host syncs (loss.item()) and works this long
   std::string launch = "eager";   // eager: one host launch per op; graph: the step's ops captured once
   double op_dispatch_us = 0;      // eager: the framework's host time per op (Python, op selection)
+  bool jit_compile = false;       // eager: ops compiled online for each new static shape (torch_npu jit_compile=True)
   std::string allocator = "caching";
   int64_t params = 0;             // parameters per model replica (gradients, optimizer state)
   std::string optimizer = "adam"; // adam, sgd, none

@@ -170,6 +170,13 @@ void Publisher::on_task_enqueued(const TaskRecord& r) {
   else if (r.label != nullptr) e.name_id = intern(r.label);
   e.words = {r.id, tf::pack_stream_pid(r.stream, r.pid), static_cast<uint64_t>(r.enqueued - r.host_start), 0};
   writer_.record(e);
+  if (r.compile_ns <= 0) return;
+  OpDescriptor d = op_descriptor(r.descriptor);
+  e.type = tf::EventType::kOpCompile;
+  e.name_id = intern(d.op);
+  e.aux_id = intern(d.shapes);
+  e.words = {static_cast<uint64_t>(r.compile_ns), tf::pack_stream_pid(r.stream, r.pid), r.id, 0};
+  writer_.record(e);
 }
 
 void Publisher::on_task_end(const TaskRecord& r) {

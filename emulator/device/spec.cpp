@@ -112,6 +112,7 @@ void read_memory_and_io(FieldReader& r, DeviceSpec& d) {
   d.runtime.malloc_ns = r.integer("runtime.malloc_ns");
   d.runtime.malloc_ns_per_mib = r.integer("runtime.malloc_ns_per_mib");
   d.runtime.free_ns = r.integer("runtime.free_ns");
+  d.runtime.op_compile_ns = r.integer("runtime.op_compile_ns");
 }
 
 void read_power_thermal(FieldReader& r, DeviceSpec& d) {

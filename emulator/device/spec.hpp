@@ -60,6 +60,7 @@ struct RuntimeCostSpec {
   Nanos malloc_ns = 0;          // fixed cost of one device malloc
   Nanos malloc_ns_per_mib = 0;  // page-table set-up cost per MiB
   Nanos free_ns = 0;            // device free (implies a device synchronize)
+  Nanos op_compile_ns = 0;      // online compile of an op for a static shape not compiled before
 };
 
 struct PowerSpec {

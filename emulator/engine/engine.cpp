@@ -358,6 +358,7 @@ TaskRecord Engine::record_of(const Stream& s, const Task& t, Nanos start, Nanos 
   r.flops = t.flops;
   r.bytes = t.bytes;
   r.host_start = t.host_start;
+  r.compile_ns = t.compile_ns;
   r.enqueued = t.enqueued_at;
   r.start = start;
   r.end = end;

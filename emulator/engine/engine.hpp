@@ -49,6 +49,7 @@ struct Task {
   // its call returned; 0 = now (a call that takes no host time).
   Nanos host_start = 0;
   Nanos ready_at = 0;
+  Nanos compile_ns = 0;   // of [host_start, ready_at), an online compile of the op before its launch
   Nanos enqueued_at = 0;  // set by the engine: max(now, ready_at)
 };
 
@@ -69,6 +70,7 @@ struct TaskRecord {
   double flops = 0;
   uint64_t bytes = 0;
   Nanos host_start = 0;  // the host call that queued it: [host_start, enqueued)
+  Nanos compile_ns = 0;  // of that call, the op's online compile (from host_start)
   Nanos enqueued = 0;
   Nanos start = 0;
   Nanos end = 0;

@@ -92,6 +92,21 @@ Result<std::unique_ptr<ProgramRunner>> ProgramRunner::create(Node& node, telemet
   return runner;
 }
 
+// A kernel whose input dim varies by step: one prepared kernel per value of the dim.
+Status ProgramRunner::prepare_variants(int rank, const ProgramOp& op, const std::string& where, Prepared& out) {
+  if (op.vary.input < 0) return Status::Ok();
+  for (int64_t value : op.vary.values) {
+    nlohmann::json inputs = op.inputs;
+    inputs[static_cast<std::size_t>(op.vary.input)]["shape"][static_cast<std::size_t>(op.vary.dim)] = value;
+    auto parsed = parse_inputs(inputs);
+    if (!parsed.ok()) return InvalidArgument(where + parsed.status().message());
+    auto k = ranks_[rank].ctx->prepare(op.name, *parsed, parse_attrs(op.attrs), op.block_dim);
+    if (!k.ok()) return k.status();
+    out.variants.push_back(std::move(*k));
+  }
+  return Status::Ok();
+}
+
 Status ProgramRunner::prepare_ops(int rank, const std::vector<ProgramOp>& ops, const char* phase,
                                   std::map<std::size_t, Prepared>& out) {
   Rank& r = ranks_[rank];
@@ -104,6 +119,7 @@ Status ProgramRunner::prepare_ops(int rank, const std::vector<ProgramOp>& ops, c
       auto k = r.ctx->prepare(op.name, *inputs, parse_attrs(op.attrs), op.block_dim);
       if (!k.ok()) return k.status();  // the runtime's own message (NotFound, ShapeInferenceError)
       out[i].kernel = std::move(*k);
+      NPUKIT_RETURN_IF_ERROR(prepare_variants(rank, op, where, out[i]));
     } else if (op.kind == Kind::kCollective) {
       auto call = parse_call(op);
       if (!call.ok()) return InvalidArgument(where + call.status().message());
@@ -125,6 +141,7 @@ Status ProgramRunner::set_up() {
     r.ctx = *ctx;
     r.ctx->set_graph_launch(program_.launch == "graph");
     r.ctx->set_dispatch_ns(program_.dispatch_ns);
+    r.ctx->set_jit_compile(program_.jit_compile);
     for (int s = 0; s < rp.streams; ++s) {
       r.streams.push_back(r.ctx->create_stream());
       r.sync_events.push_back(r.ctx->create_event());
@@ -302,7 +319,12 @@ ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const
       break;
     }
     case Kind::kEmptyCache: host_ns = ctx.empty_cache_cost(); break;
-    case Kind::kKernel: st = ctx.enqueue(s, prepared->kernel); break;
+    case Kind::kKernel: {
+      const auto& variants = prepared->variants;
+      st = ctx.enqueue(s, variants.empty() ? prepared->kernel
+                                           : variants[static_cast<std::size_t>(r.step) % variants.size()]);
+      break;
+    }
     case Kind::kMemcpy:
       if (op.name == "H2D") st = ctx.memcpy_h2d(s, 0, nullptr, op.bytes);
       else if (op.name == "D2H") st = ctx.memcpy_d2h(s, nullptr, 0, op.bytes);

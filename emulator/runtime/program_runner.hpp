@@ -77,6 +77,7 @@ class ProgramRunner {
   // What an op needs resolved ahead of time.
   struct Prepared {
     PreparedKernel kernel;
+    std::vector<PreparedKernel> variants;  // a kernel with "vary": step k runs variants[k % n]
     CollectiveCall call;
   };
   struct Rank {
@@ -110,6 +111,7 @@ class ProgramRunner {
   Status schedule_faults();
   void resume(int rank);
   bool advance_phase(int rank);
+  Status prepare_variants(int rank, const telemetry::ProgramOp& op, const std::string& where, Prepared& out);
   Status prepare_ops(int rank, const std::vector<telemetry::ProgramOp>& ops, const char* phase,
                      std::map<std::size_t, Prepared>& out);
   Block execute(int rank, const telemetry::ProgramOp& op, const Prepared* prepared);

@@ -101,7 +101,7 @@ void Context::issue(Task& t, bool launch) {
   if (graph_launch_ && op) launch = false;
   t.host_start = host_free();
   Nanos cost = launch ? node_.device(device_).spec().runtime.kernel_launch_ns + (op ? dispatch_ns_ : 0) : 0;
-  t.ready_at = t.host_start + cost;
+  t.ready_at = t.host_start + t.compile_ns + cost;
   host_free_ = t.ready_at;
 }
 
@@ -222,9 +222,21 @@ Status run_on_cpu(DeviceMemory& mem, const PreparedKernel& k, const std::vector<
 
 }  // namespace
 
+Nanos Context::compile_cost(const PreparedKernel& kernel) {
+  if (!jit_compile_ || graph_launch_ || kernel.kernel->unit == Unit::kAiCpu) return 0;
+  for (const auto* set : {&kernel.inputs, &kernel.outputs}) {
+    for (const TensorDesc& t : *set) {
+      if (is_dynamic(t.shape)) return 0;  // a dynamic-shape kernel is built once for every shape
+    }
+  }
+  if (!compiled_.insert(kernel.descriptor).second) return 0;
+  return node_.device(device_).spec().runtime.op_compile_ns;
+}
+
 Status Context::enqueue(StreamId stream, const PreparedKernel& kernel) {
   NPUKIT_RETURN_IF_ERROR(check_stream(stream));
   Task t = kernel_task(stream, kernel, kNoPayload);
+  t.compile_ns = compile_cost(kernel);
   issue(t, true);
   node_.engine().enqueue(std::move(t));
   return Status::Ok();
@@ -250,6 +262,7 @@ Status Context::enqueue(StreamId stream, const PreparedKernel& kernel,
   uint32_t payload = node_.engine().add_payload(
       [&mem, kernel, inputs, outputs] { return run_on_cpu(mem, kernel, inputs, outputs); });
   Task t = kernel_task(stream, kernel, payload);
+  t.compile_ns = compile_cost(kernel);
   issue(t, true);
   node_.engine().enqueue(std::move(t));
   return Status::Ok();

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "emulator/device/allocator.hpp"
@@ -124,6 +125,10 @@ class Context {
   void set_graph_launch(bool on) { graph_launch_ = on; }
   // The framework's own host time per op before it calls the runtime (eager mode only).
   void set_dispatch_ns(Nanos ns) { dispatch_ns_ = ns; }
+  // Online compile (torch_npu jit_compile=True), eager mode only: the first launch of an AI Core
+  // op for a static shape this context has not compiled costs the device's runtime.op_compile_ns
+  // of host time before its launch call (Task::compile_ns). Prebuilt (off, the default): none.
+  void set_jit_compile(bool on) { jit_compile_ = on; }
 
  private:
   friend class Node;
@@ -135,6 +140,8 @@ class Context {
   Status enqueue_copy(StreamId stream, CopyKind kind, uint64_t bytes, uint32_t payload);
   // Stamps `t` with its host call ([host_start, ready_at)) and takes that host time.
   void issue(Task& t, bool launch);
+  // The online compile a launch of `kernel` needs first (0 when none).
+  Nanos compile_cost(const PreparedKernel& kernel);
   Status wait_until(const std::function<bool()>& done, const std::string& what);
 
   Node& node_;
@@ -147,6 +154,8 @@ class Context {
   Nanos host_free_ = 0;  // when the host thread's last call returns
   bool graph_launch_ = false;
   Nanos dispatch_ns_ = 0;
+  bool jit_compile_ = false;
+  std::unordered_set<uint32_t> compiled_;  // op descriptors compiled online (jit_compile_)
 };
 
 }  // namespace npukit::emu

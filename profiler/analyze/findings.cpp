@@ -308,6 +308,7 @@ void add_findings(const ProfileData& data, Report& r) {
   throttling(data, r, r.findings, r.measured_cost_ns_per_step);
   slow_rank(r, r.findings, r.measured_cost_ns_per_step);
   host_gaps(data, r.findings, r.measured_cost_ns_per_step);
+  shape_recompilation(data, r.findings, r.measured_cost_ns_per_step);
   hbm_near_capacity(r, r.findings);
   unfused_chains(data, r, r.findings, r.measured_cost_ns_per_step);
   rank_findings(r.findings);

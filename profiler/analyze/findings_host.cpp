@@ -1,7 +1,8 @@
 // Host-side rules: the device idle between tasks inside a step because the host had not launched
 // the next one yet. Short gaps, one per op, are the launch rate (small kernels, launch-bound);
 // long ones are the host doing something else (a sync and Python work, logging). Time the host
-// spent in device malloc/free is allocator_cost's, not counted here.
+// spent in device malloc/free is allocator_cost's, and in online compiles shape_recompilation's
+// (or a warm-up's): neither is counted here.
 #include <algorithm>
 #include <map>
 
@@ -26,6 +27,7 @@ struct Gaps {
 std::map<int, Gaps> step_gaps(const ProfileData& d) {
   std::map<int, Intervals> alloc;
   for (const ProfileData::AllocCall& c : d.alloc_calls) alloc[c.device].push_back({c.ts, c.ts + c.host_ns});
+  for (auto& [device, spans] : compile_spans(d)) alloc[device].insert(alloc[device].end(), spans.begin(), spans.end());
   for (auto& [device, list] : alloc) list = union_of(std::move(list));
   std::map<int, Gaps> out;
   for (const StepWindow& w : d.steps) {

@@ -29,5 +29,8 @@ void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out
 void host_gaps(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_host.cpp
 void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_fusion.cpp
 void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_comm.cpp
+void shape_recompilation(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_compile.cpp
+// Per device, the host's online compiles (EMU_EVENT op_compile), merged (findings_compile.cpp).
+std::map<int, Intervals> compile_spans(const ProfileData& d);
 
 }  // namespace npukit::prof

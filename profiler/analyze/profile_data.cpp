@@ -248,11 +248,14 @@ Status load_node_data(Db& db, ProfileData& p) {
   if (!has_enum.ok()) return has_enum.status();
   std::string types = *has_enum ? "EMU_EVENT_TYPE s ON s.id = e.type" : "STRING_IDS s ON s.id = e.type";
   auto ev = db.prepare("SELECT e.timestampNs, e.deviceId, " + std::string(*has_enum ? "s.name" : "s.value") +
-                       ", e.a, e.b, e.c, e.d FROM EMU_EVENT e JOIN " + types + " ORDER BY e.timestampNs");
+                       ", e.a, e.b, e.c, e.d, coalesce(n.value, ''), coalesce(m.value, '') FROM EMU_EVENT e JOIN " +
+                       types + " LEFT JOIN STRING_IDS n ON n.id = e.name LEFT JOIN STRING_IDS m ON m.id = e.message "
+                       "ORDER BY e.timestampNs");
   if (!ev.ok()) return ev.status();
   while (ev->next()) {
     NodeEvent e{static_cast<int32_t>(ev->i64(1)), ev->i64(0), ev->text(2), static_cast<uint64_t>(ev->i64(3)),
-                static_cast<uint64_t>(ev->i64(4)), static_cast<uint64_t>(ev->i64(5)), static_cast<uint64_t>(ev->i64(6))};
+                static_cast<uint64_t>(ev->i64(4)), static_cast<uint64_t>(ev->i64(5)), static_cast<uint64_t>(ev->i64(6)),
+                ev->text(7), ev->text(8)};
     bool alloc = e.type == "alloc";
     if (alloc) ++p.alloc_events;
     if (alloc || e.type == "free") p.alloc_calls.push_back({e.device, e.ts, static_cast<int64_t>(e.c >> 32)});

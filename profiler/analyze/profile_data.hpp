@@ -66,6 +66,7 @@ struct NodeEvent {
   int64_t ts = 0;
   std::string type;
   uint64_t a = 0, b = 0, c = 0, d = 0;
+  std::string name, message;  // EMU_EVENT.name and .message as text ("" when none)
 };
 
 struct LinkRecord {  // EMU_LINK: one direction of a node link

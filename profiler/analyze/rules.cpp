@@ -52,17 +52,27 @@ constexpr RuleDef kRules[] = {
      Severity::kWarning,
      "cool the chip (airflow, inlet temperature) or raise the power limit; check npu-smi health"},
     {"launch_bound", "per device: idle gaps between tasks inside each step (OVERLAP_ANALYSIS), less the host's "
-     "malloc/free time",
+     "malloc/free and online-compile time",
      "gaps shorter than 50 us add up to >= 5% of the step on a device",
      "those gaps per step on the device where they add up most", Severity::kWarning,
      "launch fewer, larger kernels: graph mode (torch.compile / TorchAir, Paddle's static graph), fused ops, "
      "a larger batch per step"},
     {"host_launch_gaps", "per device: idle gaps between tasks inside each step (OVERLAP_ANALYSIS), less the host's "
-     "malloc/free time",
+     "malloc/free and online-compile time",
      "gaps of 50 us or more add up to >= 5% of the step on a device",
      "those gaps per step on the device where they add up most", Severity::kWarning,
      "remove host work from the step: no loss.item()/.cpu() syncs or prints inside it, log every N steps, move "
      "host preprocessing to the data loader"},
+    {"shape_recompilation", "EMU_EVENT op_compile (the host compiled an op online for a shape it had not compiled) "
+     "of ops compiled before for other shapes, against the device's busy intervals (OVERLAP_ANALYSIS), in the steps "
+     "after the first",
+     "recompiles with the device idle cost >= 3% of the step on a device",
+     "per step after the first, on the device where it is most: the time the device sat idle while the host "
+     "recompiled",
+     Severity::kWarning,
+     "keep shapes static: pad inputs to a few fixed sizes (sequence-length buckets), or run prebuilt "
+     "dynamic-shape kernels instead of compiling each shape (torch_npu: "
+     "torch.npu.set_compile_mode(jit_compile=False))"},
     {"slow_link", "COMMUNICATION_OP per communicator (the last rank to arrive's duration) against EMU_LINK line rates",
      "a communicator's collectives of >= 1 MiB per rank reach < 40% of its links' line rate in busbw (healthy "
      "links reach about 80%; mesh counts n-1 links per rank)",

@@ -65,6 +65,39 @@ TEST(Program, ErrorsNameTheJsonPath) {
   EXPECT_EQ(error_of(j), "program error: faults[0].watts: expected a power limit > 0 W");
 }
 
+TEST(Program, AVaryingDimAndOnlineCompileRoundTripAndAreChecked) {
+  json j = minimal();
+  j["jit_compile"] = true;
+  j["ranks"][0]["step"][0]["vary"] = {{"input", 0}, {"dim", 0}, {"values", {4, 8, 12}}};
+  auto p = parse_program(j);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_TRUE(p->jit_compile);
+  const ProgramOp::Vary& v = p->ranks[0].step[0].vary;
+  EXPECT_EQ(v.input, 0);
+  EXPECT_EQ(v.values, (std::vector<int64_t>{4, 8, 12}));
+  EXPECT_EQ(program_to_json(*parse_program(program_to_json(*p))), program_to_json(*p));
+  EXPECT_FALSE(parse_program(minimal())->jit_compile);
+  EXPECT_FALSE(program_to_json(*parse_program(minimal())).contains("jit_compile"));
+
+  auto vary_error = [](const json& vary) {
+    json k = minimal();
+    k["ranks"][0]["step"][0]["vary"] = vary;
+    return error_of(k);
+  };
+  EXPECT_EQ(vary_error({{"input", 2}, {"dim", 0}, {"values", {4}}}),
+            "program error: ranks[0].step[0].vary.input: input 2 does not exist (the kernel has 2 inputs)");
+  EXPECT_EQ(vary_error({{"input", 1}, {"dim", 2}, {"values", {4}}}),
+            "program error: ranks[0].step[0].vary.dim: dim 2 does not exist (input 1 has 2 dims)");
+  EXPECT_EQ(vary_error({{"input", 0}, {"dim", 0}, {"values", json::array()}}),
+            "program error: ranks[0].step[0].vary.values: expected 1 to 4096 dim sizes");
+  EXPECT_EQ(vary_error({{"input", 0}, {"dim", 0}, {"values", {4, 0}}}),
+            "program error: ranks[0].step[0].vary.values[1]: expected a dim size >= 1");
+  EXPECT_EQ(vary_error({{"input", 0}, {"dim", 0}}), "program error: ranks[0].step[0].vary.values: expected 1 to 4096 dim sizes");
+  EXPECT_EQ(vary_error({{"input", 0}, {"dim", 0}, {"values", {4}}, {"step", 1}}),
+            "program error: ranks[0].step[0].vary.step: unknown field");
+  EXPECT_EQ(vary_error({{"dim", 0}, {"values", {4}}}), "program error: ranks[0].step[0].vary.input: missing");
+}
+
 TEST(Program, MemtestNeedsAStreamABufferAndPatternsInRange) {
   json j = minimal();
   j["ranks"][0]["step"].push_back({{"op", "memtest"}, {"stream", 0}, {"buf", "w"}, {"patterns", 2}});

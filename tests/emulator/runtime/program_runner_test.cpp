@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "emulator/engine/timeline.hpp"
 #include "tests/emulator/test_util.hpp"
 
 namespace npukit::emu {
@@ -170,6 +171,44 @@ TEST(ProgramRunner, AFailedJobsStuckStreamsAndCallsAreReusedByTheNext) {
   EXPECT_TRUE(healthy.status.ok()) << healthy.status.message();
   EXPECT_EQ(healthy.steps.size(), 4u);
   EXPECT_EQ(node->engine().stream_count(), streams);
+}
+
+// Online compile: each op's first launch for a static shape is compiled on the host (the spec's
+// runtime.op_compile_ns before the launch); a kernel whose dim varies by step compiles again for
+// each value it has not had, and never with prebuilt kernels or in graph mode.
+TEST(ProgramRunner, OnlineCompilePaysOncePerOpAndShape) {
+  json varying = mm_op(0, 1024);
+  varying["vary"] = {{"input", 0}, {"dim", 0}, {"values", {2048, 1024, 512}}};
+  json rank = {{"device", 0}, {"streams", 1}, {"step", {mm_op(0, 4096), varying}}};
+  json program = {{"name", "jit"}, {"repeat", 4}, {"jit_compile", true}, {"ranks", {rank}}};
+  auto compiles = [](const json& p, std::vector<Nanos>* steps) {
+    auto node = make_node({.jitter = 0});
+    TimelineRecorder rec;
+    node->engine().add_observer(&rec);
+    auto out = run(*node, p);
+    EXPECT_TRUE(out.status.ok()) << out.status.message();
+    std::vector<Nanos> each;
+    for (const TaskRecord& r : rec.records()) {
+      if (r.compile_ns > 0) each.push_back(r.compile_ns);
+    }
+    for (const StepReport& s : out.steps) steps->push_back(s.end - s.start);
+    node->engine().remove_observer(&rec);
+    return std::make_pair(each, node->device(0).spec().runtime.op_compile_ns);
+  };
+  std::vector<Nanos> steps;
+  auto [each, cost] = compiles(program, &steps);
+  ASSERT_GT(cost, 0);
+  // step 0: both ops; steps 1 and 2: the varying one's new rows; step 3: its first shape again
+  EXPECT_EQ(each, std::vector<Nanos>(4, cost));
+  ASSERT_EQ(steps.size(), 4u);
+  EXPECT_GT(steps[1], steps[3] + cost / 2);
+  EXPECT_LT(steps[3], cost / 2);  // nothing compiled
+  program["jit_compile"] = false;
+  std::vector<Nanos> prebuilt_steps;
+  EXPECT_TRUE(compiles(program, &prebuilt_steps).first.empty());
+  program["jit_compile"] = true;
+  program["launch"] = "graph";
+  EXPECT_TRUE(compiles(program, &prebuilt_steps).first.empty());
 }
 
 TEST(ProgramRunner, AfterATimeoutTheRestOfTheStreamIsSkippedNotTimedOutOneByOne) {
