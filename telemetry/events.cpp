@@ -59,6 +59,10 @@ constexpr EventTypeDef kEventTypes[] = {
      "ts: the compile's start, at the start of the launch call it delays (jit_compile: an op's first "
      "launch for a static shape); name: the framework op; aux: its input shapes, msprof style; "
      "a: compile ns; b: stream | pid << 32; c: the task id of the launch"},
+    {EventType::kCacheFlush, "cache_flush",
+     "ts: the allocation call (right after its alloc event, same ts); device: where; name: the buffer; "
+     "a: the call's host ns (the flush's frees, then the new segment's malloc); b: bytes requested; c: cached "
+     "bytes the flush gave back to the device; d: the largest cached free block before it (none fit the request)"},
 };
 
 }  // namespace

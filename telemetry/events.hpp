@@ -44,6 +44,7 @@ enum class EventType : uint16_t {
   kStep = 18,             // a training/inference step of a job ended on one rank
   kLaunch = 19,           // the host queued a task (the host-side API span of a device task)
   kOpCompile = 20,        // the host compiled an op online for a shape it had not compiled before
+  kCacheFlush = 21,       // a caching allocator out of HBM emptied its cache to allocate
 };
 
 // Helpers for the packed payload words of task events (see the table in events.cpp).

@@ -38,6 +38,20 @@ void check_index(ObjectReader& r, const char* field, int value, int limit, const
   }
 }
 
+void read_bytes_by_step(const json& list, ProgramOp& op, ObjectReader& r) {
+  if (!list.is_array() || list.empty() || list.size() > kMaxVaryValues) {
+    r.fail("bytes_by_step", "expected 1 to " + std::to_string(kMaxVaryValues) + " sizes");
+    return;
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_number_integer() || list[i].get<int64_t>() < 1 || list[i].get<uint64_t>() > op.bytes) {
+      r.fail("bytes_by_step[" + std::to_string(i) + "]", "expected a size in [1, bytes]");
+      return;
+    }
+    op.bytes_by_step.push_back(list[i].get<uint64_t>());
+  }
+}
+
 ProgramOp parse_op(const json& j, const std::string& path, const RankProgram& rank, Status& err) {
   ObjectReader r(j, path, err, kPrefix);
   ProgramOp op;
@@ -63,7 +77,8 @@ ProgramOp parse_op(const json& j, const std::string& path, const RankProgram& ra
       op.buffer = r.text("buf", "", true);
       op.bytes = static_cast<uint64_t>(r.integer("bytes", 0, true));
       if (err.ok() && op.bytes == 0) r.fail("bytes", "must be > 0");
-      r.only({"op", "buf", "bytes"});
+      if (r.has("bytes_by_step")) read_bytes_by_step(j["bytes_by_step"], op, r);
+      r.only({"op", "buf", "bytes", "bytes_by_step"});
       break;
     case Kind::kFree:
       op.buffer = r.text("buf", "", true);
@@ -140,7 +155,11 @@ json op_to_json(const ProgramOp& op) {
   json j = {{"op", op_name(op.kind)}};
   if (op.stream >= 0) j["stream"] = op.stream;
   switch (op.kind) {
-    case Kind::kAlloc: j["buf"] = op.buffer; j["bytes"] = op.bytes; break;
+    case Kind::kAlloc:
+      j["buf"] = op.buffer;
+      j["bytes"] = op.bytes;
+      if (!op.bytes_by_step.empty()) j["bytes_by_step"] = op.bytes_by_step;
+      break;
     case Kind::kFree: j["buf"] = op.buffer; break;
     case Kind::kKernel:
       j["name"] = op.name;

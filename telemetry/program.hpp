@@ -12,6 +12,8 @@
 //                  "step":  [ <op>... ] } ] }                // `repeat` times
 // Ops ("op" selects the kind; buffers are per-rank names):
 //   {"op":"alloc","buf":"w","bytes":N}      {"op":"free","buf":"w"}      {"op":"empty_cache"}
+//   (an alloc may add "bytes_by_step":[N0,N1,...]: in step k it allocates N[k % n], as the
+//   activations of a varying batch do; `bytes` is then the largest)
 //   {"op":"kernel","stream":S,"name":"aten::mm","inputs":[{"shape":[..],"dtype":"float16"}],
 //    "attrs":{"k":v},"block_dim":0,
 //    "vary":{"input":I,"dim":D,"values":[v0,v1,...]}}   (optional: in step k, dim D of input I is
@@ -53,6 +55,7 @@ struct ProgramOp {
   int event = -1;
   std::string buffer;        // alloc/free/memtest
   uint64_t bytes = 0;        // alloc, memcpy
+  std::vector<uint64_t> bytes_by_step;  // alloc: step k allocates [k % n] (empty: `bytes`)
   std::string name;          // kernel op name; collective kind; memcpy kind
   nlohmann::json inputs;     // kernel: [{"shape":[...],"dtype":"..."}]
   nlohmann::json attrs;      // kernel attributes (object)

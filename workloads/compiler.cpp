@@ -2,6 +2,7 @@
 #include "workloads/program_ops.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include "workloads/ops.hpp"
 
@@ -67,21 +68,58 @@ struct Forward {
   std::vector<StepOp> ops;
   std::vector<bool> trainable;
   std::vector<const telemetry::ProgramOp::Vary*> vary;  // per op: its layer's varying dim
-  uint64_t activation_bytes = 0;
+  uint64_t activation_bytes = 0;                         // the largest step's
+  std::vector<uint64_t> activation_bytes_by_step;        // varying layers: step k's is [k % n]
 };
+
+// The activation bytes of the forward layers when each varying layer has its k-th value.
+uint64_t activation_bytes_at(const Workload& w, std::size_t k) {
+  uint64_t total = 0;
+  for (const Layer& l : w.layers) {
+    StepOp op = forward_op(l, w.dtype);
+    if (!l.vary.values.empty()) {
+      op.inputs[static_cast<std::size_t>(l.vary.input)][static_cast<std::size_t>(l.vary.dim)] = l.vary.values[k % l.vary.values.size()];
+    }
+    total += static_cast<uint64_t>(elements(output_shape(op))) * dtype_bytes(w.dtype) * static_cast<uint64_t>(l.repeat);
+  }
+  return total;
+}
+
+// How many steps the varying layers take to repeat (1 when none varies; 0 when more than a
+// program can list: the activations are then allocated at their largest every step).
+std::size_t vary_period(const Workload& w) {
+  std::size_t n = 1;
+  for (const Layer& l : w.layers) {
+    if (l.vary.values.empty()) continue;
+    n = std::lcm(n, l.vary.values.size());
+    if (n > telemetry::kMaxVaryValues) return 0;
+  }
+  return n;
+}
 
 Forward expand(const Workload& w) {
   Forward f;
   for (const Layer& l : w.layers) {
     StepOp op = forward_op(l, w.dtype);
-    uint64_t out_bytes = static_cast<uint64_t>(elements(output_shape(op))) * dtype_bytes(w.dtype);
     for (int64_t r = 0; r < l.repeat; ++r) {
       f.ops.push_back(op);
       f.trainable.push_back(l.trainable);
       f.vary.push_back(&l.vary);
-      f.activation_bytes += out_bytes;
     }
   }
+  std::size_t period = vary_period(w);
+  for (std::size_t k = 0; k < std::max<std::size_t>(period, 1); ++k) {
+    f.activation_bytes_by_step.push_back(activation_bytes_at(w, k));
+  }
+  if (period == 0) {  // too many combinations to list: the largest of each layer's values
+    uint64_t largest = 0;
+    for (const Layer& l : w.layers) {
+      for (std::size_t k = 0; k < std::max<std::size_t>(l.vary.values.size(), 1); ++k) largest = std::max(largest, activation_bytes_at(w, k));
+    }
+    f.activation_bytes_by_step = {largest};
+  }
+  f.activation_bytes = *std::max_element(f.activation_bytes_by_step.begin(), f.activation_bytes_by_step.end());
+  if (f.activation_bytes_by_step.size() == 1) f.activation_bytes_by_step.clear();
   return f;
 }
 
@@ -152,6 +190,7 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
   rp.streams = 3;
   rp.events = 2 + w.grad_buckets;
   uint64_t shard = static_cast<uint64_t>(w.params / w.tp);
+  if (w.resident_mib > 0) rp.setup.push_back(alloc("resident", static_cast<uint64_t>(w.resident_mib) << 20));
   rp.setup.push_back(alloc("weights", shard * dtype_bytes(w.dtype)));
   if (train) {
     rp.setup.push_back(alloc("grads", shard * dtype_bytes(w.dtype)));
@@ -159,7 +198,14 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
   }
   auto& step = rp.step;
   if (w.loader_ms > 0) step.push_back(delay(w.loader_ms));
-  step.push_back(alloc("activations", fwd.activation_bytes * (train ? 1 : 0) + fwd.activation_bytes / 8));
+  // The activations: allocated at the step's start, or, when a layer varies, as the first varying
+  // layer runs (its size is known only then), so an allocation that must flush the cache comes
+  // with forward work already queued.
+  auto activations = [train](uint64_t bytes) { return std::max<uint64_t>(bytes * (train ? 1 : 0) + bytes / 8, 512); };
+  ProgramOp activation_alloc = alloc("activations", activations(fwd.activation_bytes));
+  for (uint64_t bytes : fwd.activation_bytes_by_step) activation_alloc.bytes_by_step.push_back(activations(bytes));
+  bool varying = !fwd.activation_bytes_by_step.empty();
+  if (!varying) step.push_back(activation_alloc);
   step.push_back(memcpy_op("H2D", std::max<uint64_t>(static_cast<uint64_t>(w.input_bytes_per_sample * w.samples_per_step), 1), kCopy));
   step.push_back(event_op(Kind::kRecord, kCopy, 0));
   step.push_back(event_op(Kind::kWait, kCompute, 0));
@@ -167,6 +213,10 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
   for (const auto& op : fwd.ops) tp_syncs += family_of(op.name) == Family::kMatmul;
   for (std::size_t i = 0; i < fwd.ops.size(); ++i) {
     const StepOp& op = fwd.ops[i];
+    if (varying && !fwd.vary[i]->values.empty()) {
+      step.push_back(activation_alloc);
+      varying = false;
+    }
     step.push_back(kernel(op));
     step.back().vary = *fwd.vary[i];
     if (w.tp > 1 && family_of(op.name) == Family::kMatmul && tp_syncs > 0) {

@@ -75,6 +75,8 @@ struct Workload {
   std::string launch = "eager";   // eager: one host launch per op; graph: the step's ops captured once
   double op_dispatch_us = 0;      // eager: the framework's host time per op (Python, op selection)
   bool jit_compile = false;       // eager: ops compiled online for each new static shape (torch_npu jit_compile=True)
+  int64_t resident_mib = 0;       // HBM each rank holds from the start without computing on it (a frozen
+                                  // reference model, a cache): allocated in the setup, as "resident"
   std::string allocator = "caching";
   int64_t params = 0;             // parameters per model replica (gradients, optimizer state)
   std::string optimizer = "adam"; // adam, sgd, none

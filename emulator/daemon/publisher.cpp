@@ -214,6 +214,9 @@ void Publisher::on_memory(const MemoryRecord& r) {
   record_at(r.alloc ? tf::EventType::kAlloc : tf::EventType::kFree, r.device, r.at, std::string(r.tag),
             {r.bytes, r.address, r.pid | static_cast<uint64_t>(std::min<Nanos>(r.host_ns, 0xffffffff)) << 32,
              r.allocated_after});
+  if (r.flush.released_bytes == 0) return;
+  record_at(tf::EventType::kCacheFlush, r.device, r.at, std::string(r.tag),
+            {static_cast<uint64_t>(r.host_ns), r.bytes, r.flush.released_bytes, r.flush.largest_free_block});
 }
 
 void Publisher::on_link_state(const LinkStateRecord& r) {

@@ -72,7 +72,7 @@ class DirectAllocator final : public Allocator {
     live_[*ptr] = bytes;
     note_reserved(stats_, bytes);
     note_allocated(stats_, bytes);
-    return AllocResult{*ptr, runtime_malloc_cost(costs_, bytes)};
+    return AllocResult{*ptr, runtime_malloc_cost(costs_, bytes), {}};
   }
 
   Result<AllocResult> release(DevPtr ptr) override {
@@ -87,7 +87,7 @@ class DirectAllocator final : public Allocator {
     ++stats_.free_count;
     ++stats_.runtime_free_count;
     live_.erase(it);
-    return AllocResult{0, costs_.free_ns};
+    return AllocResult{0, costs_.free_ns, {}};
   }
 
   Nanos empty_cache() override { return 0; }  // nothing is cached

@@ -45,6 +45,13 @@ struct AllocatorStats {
 struct AllocResult {
   DevPtr ptr = 0;
   Nanos host_ns = 0;
+  // A caching allocator out of HBM empties its cache and retries once: what that flush gave
+  // back (released_bytes 0: no flush) and what the cache held before it.
+  struct Flush {
+    uint64_t released_bytes = 0;
+    uint64_t cached_free_bytes = 0;   // free bytes in cached blocks before the flush
+    uint64_t largest_free_block = 0;  // none of them fit the request
+  } flush;
 };
 
 class Allocator {
@@ -53,6 +60,10 @@ class Allocator {
   // OutOfMemory: "acl_rt_malloc failed, size=<bytes>; device <d>: ...; <policy> allocator: ..."
   virtual Result<AllocResult> allocate(uint64_t bytes) = 0;
   virtual Result<AllocResult> release(DevPtr ptr) = 0;
+  // Whether allocate(bytes) would have to empty the cache first (no cached block fits and the
+  // device has no room for a new segment): its frees synchronize the device, so a caller drains
+  // its streams before such a call, as aclrtFree does.
+  virtual bool would_flush(uint64_t /*bytes*/) const { return false; }
   // Returns cached, unused segments to the device; the host time it cost.
   virtual Nanos empty_cache() = 0;
   // Frees everything this process holds (process exit, Ctrl-C); the host time it cost.

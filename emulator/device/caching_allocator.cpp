@@ -48,9 +48,10 @@ class CachingAllocator final : public Allocator {
     uint64_t size = round_up(bytes, kRound);
     bool small = size <= kSmallRequest;
     Nanos cost = 0;
+    AllocResult::Flush flush;
     Block* block = take_cached(size, small);
     if (block == nullptr) {
-      auto seg = reserve_segment(size, small, bytes, cost);
+      auto seg = reserve_segment(size, small, bytes, cost, flush);
       if (!seg.ok()) return seg.status();
       block = *seg;
     }
@@ -59,7 +60,19 @@ class CachingAllocator final : public Allocator {
     block->requested = bytes;
     in_use_block_bytes_ += block->size;
     note_allocated(stats_, bytes);
-    return AllocResult{block->addr, cost};
+    return AllocResult{block->addr, cost, flush};
+  }
+
+  bool would_flush(uint64_t bytes) const override {
+    if (bytes == 0) return false;
+    uint64_t size = round_up(bytes, kRound);
+    bool small = size <= kSmallRequest;
+    Block probe;
+    probe.size = size;
+    const Pool& p = small ? small_pool_ : large_pool_;
+    if (p.lower_bound(&probe) != p.end()) return false;  // a cached block fits
+    uint64_t free = memory_.app_capacity_bytes() - memory_.app_used_bytes();
+    return free < segment_size(size, small) && stats_.reserved_bytes > in_use_block_bytes_;
   }
 
   Result<AllocResult> release(DevPtr ptr) override {
@@ -76,7 +89,7 @@ class CachingAllocator final : public Allocator {
     block = merge(block, block->prev);
     block = merge(block, block->next);
     pool(block->small).insert(block);
-    return AllocResult{0, 0};  // returning a block to the pool costs no runtime call
+    return AllocResult{0, 0, {}};  // returning a block to the pool costs no runtime call
   }
 
   Nanos empty_cache() override {
@@ -142,11 +155,16 @@ class CachingAllocator final : public Allocator {
   }
 
   // Reserves a new segment from the device; on OOM frees cached segments once and retries.
-  Result<Block*> reserve_segment(uint64_t size, bool small, uint64_t requested, Nanos& cost) {
+  Result<Block*> reserve_segment(uint64_t size, bool small, uint64_t requested, Nanos& cost,
+                                 AllocResult::Flush& flush) {
     uint64_t seg_bytes = segment_size(size, small);
     auto ptr = memory_.malloc(seg_bytes, pid_);
     if (!ptr.ok() && ptr.status().code() == Code::kOutOfMemory) {
+      AllocatorStats before = stats();
+      flush.cached_free_bytes = before.reserved_bytes - in_use_block_bytes_;
+      flush.largest_free_block = before.largest_free_block;
       cost += empty_cache();
+      flush.released_bytes = before.reserved_bytes - stats_.reserved_bytes;
       ptr = memory_.malloc(seg_bytes, pid_);
     }
     if (!ptr.ok()) {

@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "emulator/device/allocator.hpp"
 #include "emulator/device/memory.hpp"
 #include "emulator/device/spec.hpp"
 
@@ -34,6 +35,7 @@ struct MemoryRecord {
   std::string_view tag;  // what the caller calls the buffer ("activations"; "" when unnamed);
                          // valid during the observer call only
   Nanos host_ns = 0;     // the call's cost on the host (the allocator's modelled aclrtMalloc/Free)
+  AllocResult::Flush flush;  // an alloc that emptied the cache first (released_bytes > 0)
 };
 
 struct LinkStateRecord {

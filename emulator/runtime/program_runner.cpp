@@ -296,13 +296,22 @@ ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const
   Nanos host_ns = 0;
   switch (op.kind) {
     case Kind::kAlloc: {
-      auto a = ctx.allocate(op.bytes, op.buffer);
+      uint64_t bytes = r.in_setup || op.bytes_by_step.empty()
+                           ? op.bytes
+                           : op.bytes_by_step[static_cast<std::size_t>(r.step) % op.bytes_by_step.size()];
+      if (!r.drained_for_flush && ctx.allocation_would_flush(bytes)) {
+        r.drained_for_flush = true;  // the flush's frees synchronize the device: drain, then come back
+        --r.next_op;
+        return sync(rank, -1);
+      }
+      r.drained_for_flush = false;
+      auto a = ctx.allocate(bytes, op.buffer);
       if (!a.ok()) {
         st = a.status();
         break;
       }
       uint64_t used = node_.device(ctx.device()).memory().app_used_bytes();
-      r.buffers[op.buffer] = {a->ptr, used > op.bytes ? used - op.bytes : 0, op.bytes};
+      r.buffers[op.buffer] = {a->ptr, used > bytes ? used - bytes : 0, bytes};
       host_ns = a->host_ns;
       break;
     }

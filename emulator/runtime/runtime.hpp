@@ -113,6 +113,8 @@ class Context {
   // The general form the above call.
   Status collective(StreamId s, CollectiveCall call);
 
+  // Whether allocate(bytes) would empty the allocator's cache first (Allocator::would_flush).
+  bool allocation_would_flush(uint64_t bytes) const { return allocator_->would_flush(bytes); }
   // Releases every allocation (process exit); returns the bytes the device got back.
   uint64_t release_all();
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "profiler/analyze/findings_internal.hpp"
@@ -151,7 +152,12 @@ void allocator_cost(const ProfileData& d, std::vector<Finding>& out, Measured& m
     PerDevice& p = devices[w.device];
     p.step_ns += w.window.end - w.window.start, ++p.steps;
   }
+  std::set<std::pair<int, int64_t>> flushing;  // (device, ts): hbm_fragmentation's calls
+  for (const auto& [device, spans] : cache_flushes(d)) {
+    for (const HostSpan& s : spans) flushing.insert({device, s.span.start});
+  }
   for (const ProfileData::AllocCall& c : d.alloc_calls) {
+    if (flushing.count({c.device, c.ts})) continue;
     for (const StepWindow& w : d.steps) {
       if (w.device != c.device || c.ts < w.window.start || c.ts >= w.window.end || c.host_ns <= 0) continue;
       PerDevice& p = devices[c.device];
@@ -309,6 +315,7 @@ void add_findings(const ProfileData& data, Report& r) {
   slow_rank(r, r.findings, r.measured_cost_ns_per_step);
   host_gaps(data, r.findings, r.measured_cost_ns_per_step);
   shape_recompilation(data, r.findings, r.measured_cost_ns_per_step);
+  hbm_fragmentation(data, r.findings, r.measured_cost_ns_per_step);
   hbm_near_capacity(r, r.findings);
   unfused_chains(data, r, r.findings, r.measured_cost_ns_per_step);
   rank_findings(r.findings);

@@ -29,8 +29,25 @@ void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out
 void host_gaps(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_host.cpp
 void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_fusion.cpp
 void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_comm.cpp
-void shape_recompilation(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_compile.cpp
-// Per device, the host's online compiles (EMU_EVENT op_compile), merged (findings_compile.cpp).
+// Host work that holds back the launches (an online compile, an allocator's cache flush): on each
+// device, in the steps after the first (the warm-up), the time the device sat idle during it.
+struct HostSpan {
+  Interval span;
+  const NodeEvent* event = nullptr;
+};
+struct HostStall {
+  double idle_ns = 0, step_ns = 0;
+  int steps = 0, count = 0;  // steps after the first; spans that started in them
+  const NodeEvent* example = nullptr;
+};
+std::map<int, HostStall> idle_during(const ProfileData& d, const std::map<int, std::vector<HostSpan>>& spans);
+const std::pair<const int, HostStall>* costliest(const std::map<int, HostStall>& stalls);  // nullptr: no steps
+Intervals busy_on(const ProfileData& d, int device);  // compute and communication, merged
+void shape_recompilation(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_stalls.cpp
+void hbm_fragmentation(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_stalls.cpp
+// Per device, the allocator's cache flushes (EMU_EVENT cache_flush) as host spans (findings_stalls.cpp).
+std::map<int, std::vector<HostSpan>> cache_flushes(const ProfileData& d);
+// Per device, the host's online compiles (EMU_EVENT op_compile), merged (findings_stalls.cpp).
 std::map<int, Intervals> compile_spans(const ProfileData& d);
 
 }  // namespace npukit::prof

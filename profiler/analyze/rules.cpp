@@ -33,6 +33,15 @@ constexpr RuleDef kRules[] = {
      "a device's peak HBM in use is >= 90% of its HBM", "", Severity::kWarning,
      "free headroom: activation recomputation, a smaller micro-batch with gradient accumulation, optimizer "
      "state sharding (ZeRO), or a lower-precision optimizer state"},
+    {"hbm_fragmentation", "EMU_EVENT cache_flush (a caching allocator out of HBM emptied its cache to allocate) "
+     "against the device's busy intervals (OVERLAP_ANALYSIS), in the steps after the first",
+     "flushes with the device idle cost >= 1% of the step on a device",
+     "per step after the first, on the device where it is most: the time the device sat idle while the host "
+     "flushed the cache and allocated again (the flush's frees synchronize the device first)",
+     Severity::kWarning,
+     "keep allocation sizes steady: pad varying inputs to a few fixed sizes, allocate the largest buffers first; "
+     "let segments grow in place (PYTORCH_NPU_ALLOC_CONF=expandable_segments:True) or stop splitting large blocks "
+     "(max_split_size_mb); or free HBM held elsewhere"},
     {"unfused_elementwise", "per stream: consecutive kernels of element-wise op types (Add, Mul, Relu, Sigmoid, "
      "...; not softmax or norms) whose inputs all have their output's shape, each reading the previous one's output "
      "(shapes), below 10 FLOP per input byte (TASK_PMU_INFO)",

@@ -96,6 +96,17 @@ TEST(Program, AVaryingDimAndOnlineCompileRoundTripAndAreChecked) {
   EXPECT_EQ(vary_error({{"input", 0}, {"dim", 0}, {"values", {4}}, {"step", 1}}),
             "program error: ranks[0].step[0].vary.step: unknown field");
   EXPECT_EQ(vary_error({{"dim", 0}, {"values", {4}}}), "program error: ranks[0].step[0].vary.input: missing");
+
+  j = minimal();
+  j["ranks"][0]["setup"][0]["bytes_by_step"] = {512, 1024};
+  auto a = parse_program(j);
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->ranks[0].setup[0].bytes_by_step, (std::vector<uint64_t>{512, 1024}));
+  EXPECT_EQ(program_to_json(*parse_program(program_to_json(*a))), program_to_json(*a));
+  j["ranks"][0]["setup"][0]["bytes_by_step"] = {512, 2048};
+  EXPECT_EQ(error_of(j), "program error: ranks[0].setup[0].bytes_by_step[1]: expected a size in [1, bytes]");
+  j["ranks"][0]["setup"][0]["bytes_by_step"] = json::array();
+  EXPECT_EQ(error_of(j), "program error: ranks[0].setup[0].bytes_by_step: expected 1 to 4096 sizes");
 }
 
 TEST(Program, MemtestNeedsAStreamABufferAndPatternsInRange) {

@@ -121,6 +121,31 @@ TEST(Allocator, CachingReleasesItsCacheBeforeGivingUp) {
   EXPECT_EQ(ctx.allocator_stats().runtime_free_count, 1u);
 }
 
+// A flush is announced before it happens (the caller drains the device first) and reported with
+// what the cache held: the request fit none of its blocks.
+TEST(Allocator, CachingSaysAheadWhenAnAllocationMustFlushAndWhatTheFlushGaveBack) {
+  auto node = make_node();
+  Context& ctx = make_context(*node);
+  uint64_t room = node->device(0).memory().app_capacity_bytes();
+  auto a = ctx.allocate(room / 2 + 64 * kMiB);
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->flush.released_bytes, 0u);
+  ASSERT_TRUE(ctx.deallocate(a->ptr).ok());
+  EXPECT_FALSE(ctx.allocation_would_flush(room / 2));               // the cached block fits
+  EXPECT_FALSE(ctx.allocation_would_flush(room / 4 - 64 * kMiB));  // fits beside it
+  uint64_t bigger = room / 2 + 128 * kMiB;
+  ASSERT_TRUE(ctx.allocation_would_flush(bigger));
+  auto b = ctx.allocate(bigger);
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  uint64_t segment = (room / 2 + 64 * kMiB + 2 * kMiB - 1) / (2 * kMiB) * (2 * kMiB);  // large segments: 2 MiB multiples
+  EXPECT_EQ(b->flush.released_bytes, segment);
+  EXPECT_EQ(b->flush.largest_free_block, segment);
+  EXPECT_EQ(b->flush.cached_free_bytes, segment);
+  EXPECT_FALSE(ctx.allocation_would_flush(64 * kMiB));  // nothing cached to flush
+  Context& direct = make_context(*node, 1, 1001, AllocatorPolicy::kDirect);
+  EXPECT_FALSE(direct.allocation_would_flush(room * 2));
+}
+
 TEST(Allocator, FreeOfUnknownAddressIsAnError) {
   auto node = make_node();
   for (auto policy : {AllocatorPolicy::kCaching, AllocatorPolicy::kDirect}) {

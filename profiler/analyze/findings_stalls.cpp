@@ -1,0 +1,156 @@
+// Host work that holds back the next launch, charged by the time the device sat idle during it in
+// the steps after the first (the warm-up):
+// - Online compiles (EMU_EVENT op_compile): with jit_compile on, the framework compiles an op on
+//   the host for every static shape it has not compiled before. The first compile of each op is
+//   the warm-up everyone pays once; compiling an op *again* for another shape means its shapes
+//   change from step to step, and every step pays it (shape_recompilation).
+// - Cache flushes (EMU_EVENT cache_flush): a caching allocator that has free blocks but none large
+//   enough, with no HBM left for a new segment, empties its cache (a free per segment) and
+//   allocates again (hbm_fragmentation). allocator_cost leaves those calls to this rule.
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "profiler/analyze/findings_internal.hpp"
+#include "profiler/analyze/time_sanity.hpp"
+
+namespace npukit::prof {
+
+namespace {
+
+constexpr double kRecompileShare = 0.03;  // of the step
+constexpr double kFlushShare = 0.01;      // of the step, as allocator_cost's 0.5% is for all calls
+
+struct Compile {
+  Interval span;
+  bool again = false;  // the op was compiled before, for other shapes
+  const NodeEvent* event = nullptr;
+};
+
+// Per device, the op_compile events in time order, each marked when its op was compiled before.
+std::map<int, std::vector<Compile>> compiles_by_device(const ProfileData& d) {
+  std::map<int, std::vector<Compile>> out;
+  std::map<int, std::set<std::string>> seen;
+  for (const NodeEvent& e : d.events) {  // in time order
+    if (e.type != "op_compile" || e.a > static_cast<uint64_t>(kMaxSessionNs)) continue;
+    bool again = !seen[e.device].insert(e.name).second;
+    out[e.device].push_back({{e.ts, e.ts + static_cast<int64_t>(e.a)}, again, &e});
+  }
+  return out;
+}
+
+}  // namespace
+
+Intervals busy_on(const ProfileData& d, int device) {
+  auto it = d.overlap.find(device);
+  if (it == d.overlap.end()) return {};
+  Intervals busy = it->second.compute;
+  busy.insert(busy.end(), it->second.communication.begin(), it->second.communication.end());
+  return union_of(std::move(busy));
+}
+
+std::map<int, HostStall> idle_during(const ProfileData& d, const std::map<int, std::vector<HostSpan>>& spans) {
+  std::map<int, HostStall> out;
+  for (const StepWindow& w : d.steps) {
+    if (w.step == 0) continue;  // the warm-up step
+    HostStall& p = out[w.device];
+    p.step_ns += static_cast<double>(w.window.length()), ++p.steps;
+    auto it = spans.find(w.device);
+    if (it == spans.end()) continue;
+    Intervals inside;
+    for (const HostSpan& s : it->second) {
+      if (s.span.start < w.window.start || s.span.start >= w.window.end) continue;
+      inside.push_back(s.span);
+      ++p.count;
+      if (!p.example) p.example = s.event;
+    }
+    p.idle_ns += static_cast<double>(total(subtract(clip(union_of(std::move(inside)), w.window), busy_on(d, w.device))));
+  }
+  return out;
+}
+
+const std::pair<const int, HostStall>* costliest(const std::map<int, HostStall>& stalls) {
+  const std::pair<const int, HostStall>* best = nullptr;
+  for (const auto& entry : stalls) {
+    if (entry.second.steps == 0) continue;
+    if (!best || entry.second.idle_ns / entry.second.steps > best->second.idle_ns / best->second.steps) best = &entry;
+  }
+  return best;
+}
+
+std::map<int, Intervals> compile_spans(const ProfileData& d) {
+  std::map<int, Intervals> out;
+  for (const auto& [device, list] : compiles_by_device(d)) {
+    for (const Compile& c : list) out[device].push_back(c.span);
+    out[device] = union_of(std::move(out[device]));
+  }
+  return out;
+}
+
+void shape_recompilation(const ProfileData& d, std::vector<Finding>& out, Measured& measured) {
+  std::map<int, std::vector<HostSpan>> again;
+  std::map<int, std::set<std::string>> ops;
+  for (const auto& [device, list] : compiles_by_device(d)) {
+    for (const Compile& c : list) {
+      if (!c.again) continue;
+      again[device].push_back({c.span, c.event});
+      ops[device].insert(c.event->name);
+    }
+  }
+  auto stalls = idle_during(d, again);
+  const auto* worst = costliest(stalls);
+  if (!worst) return;
+  const HostStall& p = worst->second;
+  double n = p.steps, per_step = p.idle_ns / n, step = p.step_ns / n;
+  measured["shape_recompilation"] = per_step;
+  if (p.count == 0 || step <= 0 || per_step < kRecompileShare * step) return;
+  Finding f{"shape_recompilation",
+            "Op recompilation: on device " + std::to_string(worst->first) + " " + std::to_string(ops[worst->first].size()) +
+                " op(s) are compiled again for new input shapes " + fmt("%.1f", p.count / n) +
+                " time(s) per step (e.g. " + p.example->name + " for " + p.example->message + "), costing " +
+                ms(per_step) + " per step (" + pct(per_step / step) +
+                ") with the AI cores idle: the shapes change from step to step and each new one is compiled "
+                "online before its launch.",
+            {{"cost_ms_per_step", per_step / 1e6},
+             {"recompiles_per_step", p.count / n},
+             {"ops", static_cast<double>(ops[worst->first].size())},
+             {"percent_of_step", 100 * per_step / step}}};
+  f.cost_ns_per_step = per_step, f.step_ns = step;
+  out.push_back(std::move(f));
+}
+
+std::map<int, std::vector<HostSpan>> cache_flushes(const ProfileData& d) {
+  std::map<int, std::vector<HostSpan>> out;
+  for (const NodeEvent& e : d.events) {
+    if (e.type != "cache_flush" || e.a > static_cast<uint64_t>(kMaxSessionNs)) continue;
+    out[e.device].push_back({{e.ts, e.ts + static_cast<int64_t>(e.a)}, &e});
+  }
+  return out;
+}
+
+void hbm_fragmentation(const ProfileData& d, std::vector<Finding>& out, Measured& measured) {
+  auto stalls = idle_during(d, cache_flushes(d));
+  const auto* worst = costliest(stalls);
+  if (!worst) return;
+  const HostStall& p = worst->second;
+  double n = p.steps, per_step = p.idle_ns / n, step = p.step_ns / n;
+  measured["hbm_fragmentation"] = per_step;
+  if (p.count == 0 || step <= 0 || per_step < kFlushShare * step) return;
+  constexpr double kMiB = 1 << 20;
+  const NodeEvent& e = *p.example;
+  Finding f{"hbm_fragmentation",
+            "HBM fragmentation: on device " + std::to_string(worst->first) + " the caching allocator ran out of HBM " +
+                fmt("%.1f", p.count / n) + " time(s) per step and emptied its cache to allocate (e.g. " +
+                fmt("%.1f MiB", static_cast<double>(e.b) / kMiB) + " for '" + e.name + "' while its largest free block was " +
+                fmt("%.1f MiB", static_cast<double>(e.d) / kMiB) + "; the flush gave back " +
+                fmt("%.1f MiB", static_cast<double>(e.c) / kMiB) + "), costing " + ms(per_step) + " per step (" +
+                pct(per_step / step) + ") with the AI cores idle: cached blocks of other sizes fill the HBM a new "
+                "allocation needs.",
+            {{"cost_ms_per_step", per_step / 1e6},
+             {"flushes_per_step", p.count / n},
+             {"percent_of_step", 100 * per_step / step}}};
+  f.cost_ns_per_step = per_step, f.step_ns = step;
+  out.push_back(std::move(f));
+}
+
+}  // namespace npukit::prof
