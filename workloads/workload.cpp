@@ -8,6 +8,7 @@
 #include "telemetry/incidents.hpp"
 #include "telemetry/json_reader.hpp"
 #include "workloads/ops.hpp"
+#include "telemetry/data_dir.hpp"
 
 namespace npukit::work {
 
@@ -254,10 +255,7 @@ Result<Workload> load_workload_file(const std::string& path) {
   return parse_workload(*doc, path);
 }
 
-std::string builtin_dir() {
-  if (const char* env = std::getenv("NPUKIT_WORKLOAD_DIR"); env != nullptr && *env != '\0') return env;
-  return NPUKIT_DEFAULT_WORKLOAD_DIR;
-}
+std::string builtin_dir() { return telemetry::data_dir("NPUKIT_WORKLOAD_DIR", "workloads", NPUKIT_DEFAULT_WORKLOAD_DIR); }
 
 std::vector<std::string> builtin_names() {
   std::vector<std::string> names;

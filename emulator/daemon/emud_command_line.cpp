@@ -3,6 +3,7 @@
 
 #include "emulator/daemon/emud_cli.hpp"
 #include "telemetry/naming.hpp"
+#include "telemetry/version.hpp"
 
 namespace npukit::emu::emud {
 
@@ -115,6 +116,7 @@ constexpr int kParsed = -1;
 
 // The command line into `args`: kParsed, or the exit code (help printed: 0; usage: kExitUsage).
 int parse(CLI::App& app, Args& args, Commands& commands, int argc, const char* const* argv) {
+  app.set_version_flag("--version", telemetry::version_line("npu-emud"));
   app.require_subcommand(1);
   args.options.node_name = telemetry::node_name_from_env();
   add_node_commands(app, args, commands);

@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "telemetry/json_reader.hpp"
+#include "telemetry/data_dir.hpp"
 
 namespace npukit::emu {
 
@@ -199,10 +200,7 @@ void read_bus_ids(FieldReader& r, NodeSpec& n) {
 
 }  // namespace
 
-std::string spec_dir() {
-  if (const char* env = std::getenv("NPUKIT_SPEC_DIR"); env != nullptr && *env != '\0') return env;
-  return NPUKIT_DEFAULT_SPEC_DIR;
-}
+std::string spec_dir() { return telemetry::data_dir("NPUKIT_SPEC_DIR", "specs", NPUKIT_DEFAULT_SPEC_DIR); }
 
 Result<DeviceSpec> load_device_spec(const std::string& name_or_path) {
   std::string file = catalog_file("devices", name_or_path);
@@ -220,6 +218,10 @@ Result<NodeSpec> load_node_spec(const std::string& name_or_path) {
   if (!looks_like_path(name_or_path) && !std::filesystem::exists(file)) {
     std::string known;
     for (const auto& n : catalog_node_names()) known += (known.empty() ? "" : ", ") + n;
+    if (known.empty()) {
+      return NotFoundError(std::string(kPrefix) + ": no node spec '" + name_or_path + "': no specs in " +
+                           telemetry::data_dir_hint(spec_dir() + "/nodes", "NPUKIT_SPEC_DIR"));
+    }
     return NotFoundError(std::string(kPrefix) + ": no node spec '" + name_or_path +
                          "' (known: " + known + ")");
   }

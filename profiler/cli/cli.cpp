@@ -10,6 +10,7 @@
 #include "profiler/cli/selftest.hpp"
 #include "profiler/render/report_render.hpp"
 #include "telemetry/naming.hpp"
+#include "telemetry/version.hpp"
 
 namespace npukit::prof {
 
@@ -122,6 +123,7 @@ int check_record(Args& a) {
 // The command line, parsed and checked into `a`: kParsed, or the exit code when help was
 // printed or the line is wrong (its one line printed).
 int parse(CLI::App& app, Args& a, int argc, const char* const* argv) {
+  app.set_version_flag("--version", telemetry::version_line("npu-prof"));
   app.require_subcommand(1);
   add_record(app, a);
   add_report(app, a);

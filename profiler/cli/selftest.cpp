@@ -18,6 +18,7 @@
 #include "profiler/record/child_process.hpp"
 #include "profiler/record/recorder.hpp"
 #include "telemetry/json_reader.hpp"
+#include "telemetry/data_dir.hpp"
 
 namespace npukit::prof {
 
@@ -39,8 +40,7 @@ struct Run {
 
 std::string matrix_dir(const std::string& given) {
   if (!given.empty()) return given;
-  if (const char* env = std::getenv("NPUKIT_DIAGNOSIS_DIR"); env != nullptr && *env != '\0') return env;
-  return NPUKIT_DEFAULT_DIAGNOSIS_DIR;
+  return telemetry::data_dir("NPUKIT_DIAGNOSIS_DIR", "diagnosis", NPUKIT_DEFAULT_DIAGNOSIS_DIR);
 }
 
 // A sibling program: next to npu-prof (installed), in the build tree's <folder>/, or on $PATH.

@@ -8,6 +8,7 @@
 #include "smi/cli/commands.hpp"
 #include "smi/cli/diag.hpp"
 #include "smi/cli/help.hpp"
+#include "telemetry/version.hpp"
 
 namespace npukit::smi {
 
@@ -215,6 +216,10 @@ int dispatch(Context& ctx, int argc, const char* const* argv) {
   std::vector<std::string> rest(argv + 2, argv + argc);
   if (command == "-h" || command == "--help") {
     *ctx.out << top_help();
+    return kExitOk;
+  }
+  if (command == "--version") {  // npukit's own; -v is Huawei's, the node's driver and firmware versions
+    *ctx.out << telemetry::version_line("npu-smi") << "\n";
     return kExitOk;
   }
   if (command == "-v") {

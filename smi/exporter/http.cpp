@@ -17,6 +17,7 @@
 
 #include "smi/exporter/server.hpp"
 #include "smi/exporter/text.hpp"
+#include "telemetry/version.hpp"
 
 namespace npukit::smi::exporter {
 
@@ -137,6 +138,10 @@ int run_exporter(int argc, const char* const* argv, std::ostream& out, std::ostr
   }
   if (help) {
     out << exporter_help();
+    return 0;
+  }
+  if (o.version) {
+    out << telemetry::version_line("npu-exporter") << "\n";
     return 0;
   }
   std::string node = o.node;

@@ -95,12 +95,15 @@ bool parse_exporter_args(int argc, const char* const* argv, ExporterOptions& out
   app.add_option("--listen", listen);
   app.add_option("--node-name,--node", node);
   app.add_flag("-h,--help", help);
+  bool version = false;
+  app.add_flag("--version", version);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     error = e.what();
     return false;
   }
+  if (version) out.version = true;
   if (help) return true;
   if (!listen.empty() && !parse_listen(listen, out)) {
     error = "--listen: '" + listen + "' is not HOST:PORT (e.g. 127.0.0.1:9101)";

@@ -51,6 +51,7 @@ struct ExporterOptions {
   std::string host = "127.0.0.1";
   int port = 9101;
   std::string node;
+  bool version = false;  // --version: print it and exit
 };
 // false with a one-line message in `error` for bad arguments; `help` set for -h/--help.
 bool parse_exporter_args(int argc, const char* const* argv, ExporterOptions& out, bool& help, std::string& error);

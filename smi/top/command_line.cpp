@@ -6,6 +6,7 @@
 
 #include "smi/top/app.hpp"
 #include "telemetry/naming.hpp"
+#include "telemetry/version.hpp"
 
 namespace npukit::top {
 
@@ -30,6 +31,7 @@ int parse_command_line(int argc, const char* const* argv, Options& o) {
   app.add_option("--filter", o.filter, "show only processes whose name or pid contains TEXT");
   app.add_option("--record", o.record, "headless: also save the collected frames as a recording (JSON)");
   app.add_option("--replay", o.replay, "show a recording instead of a live node");
+  app.set_version_flag("--version", telemetry::version_line("npu-top"));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

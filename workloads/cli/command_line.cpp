@@ -9,6 +9,7 @@
 
 #include "telemetry/naming.hpp"
 #include "workloads/cli/standalone.hpp"
+#include "telemetry/version.hpp"
 
 namespace npukit::work {
 
@@ -96,6 +97,7 @@ constexpr int kParsed = -1;
 
 // The command line into `a`: kParsed, or the exit code (help, --list or a usage error printed).
 int parse(CLI::App& app, Args& a, int argc, const char* const* argv) {
+  app.set_version_flag("--version", telemetry::version_line("npu-run"));
   add_options(app, a);
   try {
     app.parse(argc, argv);
