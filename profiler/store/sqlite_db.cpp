@@ -97,7 +97,15 @@ Db::~Db() {
   if (db_ != nullptr) sqlite3_close_v2(db_);
 }
 
+// SQLite counts every allocation under one global mutex unless told not to; the recorder writes
+// its rank databases from several threads at once, which that mutex serialized.
+void configure_sqlite_once() {
+  static const int configured = sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  (void)configured;  // SQLITE_MISUSE when SQLite was already in use: the default stays
+}
+
 Result<Db> Db::open(const std::string& path, Mode mode) {
+  configure_sqlite_once();
   struct stat st {};
   bool exists = ::stat(path.c_str(), &st) == 0;
   if (mode == Mode::kCreate && exists) return Status(Code::kFailedPrecondition, path + ": already exists");
