@@ -91,11 +91,11 @@ void Daemon::serve_pending() {
   }
 }
 
-bool Daemon::advance_time() {
+bool Daemon::advance_time(std::chrono::steady_clock::time_point publish_at) {
   auto start = std::chrono::steady_clock::now();
   auto wall_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(start - wall_start_).count();
   auto target = virtual_start_ + static_cast<Nanos>(static_cast<double>(wall_ns) * options_.speed);
-  bool caught_up = node_->scheduler().run_until(target, start + kMaxSimulationSlice);
+  bool caught_up = node_->scheduler().run_until(target, std::min(start + kMaxSimulationSlice, publish_at));
   auto took = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
   Nanos behind = caught_up ? took : static_cast<Nanos>(static_cast<double>(target - node_->now()) / options_.speed);
   lag_ns_ = std::max<Nanos>(0, behind);
@@ -109,7 +109,7 @@ void Daemon::run() {
   auto next_publish = wall_start_ + period;
   while (!stop_) {
     serve_pending();
-    bool caught_up = advance_time();
+    bool caught_up = advance_time(next_publish);
     auto now = std::chrono::steady_clock::now();
     if (now >= next_publish) {
       publisher_->publish(options_.speed, lag_ns_);

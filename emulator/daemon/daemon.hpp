@@ -91,8 +91,9 @@ class Daemon {
   nlohmann::json status_json() const;
   nlohmann::json reference_json() const;
   // Simulates up to the wall-mapped virtual time, for at most kMaxSimulationSlice of wall time
-  // (requests are served in between, however much a job asks to simulate); false when behind.
-  bool advance_time();
+  // and never past `publish_at` (requests are served in between, however much a job asks to
+  // simulate, and the publish period holds); false when behind.
+  bool advance_time(std::chrono::steady_clock::time_point publish_at);
   static constexpr std::chrono::milliseconds kMaxSimulationSlice{20};
   void forget_old_jobs();
   void release_finished_runners();
