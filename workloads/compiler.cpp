@@ -111,12 +111,12 @@ Forward expand(const Workload& w) {
   for (std::size_t k = 0; k < std::max<std::size_t>(period, 1); ++k) {
     f.activation_bytes_by_step.push_back(activation_bytes_at(w, k));
   }
-  if (period == 0) {  // too many combinations to list: the largest of each layer's values
-    uint64_t largest = 0;
-    for (const Layer& l : w.layers) {
-      for (std::size_t k = 0; k < std::max<std::size_t>(l.vary.values.size(), 1); ++k) largest = std::max(largest, activation_bytes_at(w, k));
+  if (period == 0) {  // too many combinations to list: every varying layer at its largest size
+    Workload largest = w;
+    for (Layer& l : largest.layers) {
+      if (!l.vary.values.empty()) l.vary.values = {*std::max_element(l.vary.values.begin(), l.vary.values.end())};
     }
-    f.activation_bytes_by_step = {largest};
+    f.activation_bytes_by_step = {activation_bytes_at(largest, 0)};
   }
   f.activation_bytes = *std::max_element(f.activation_bytes_by_step.begin(), f.activation_bytes_by_step.end());
   if (f.activation_bytes_by_step.size() == 1) f.activation_bytes_by_step.clear();

@@ -63,7 +63,8 @@ class Publisher final : public TaskObserver, public NodeObserver {
   std::vector<int> bus_links_;  // fabric link id -> bus link index, -1 when not published
   std::vector<bool> has_hccs_;  // by device: it has outgoing HCCS links
   std::unordered_map<uint32_t, uint32_t> descriptor_ids_;
-  std::unordered_map<uint32_t, uint32_t> group_ids_;  // communicator -> bus string id
+  // communicator -> (its slot's generation, bus string id): a reused slot is a new communicator
+  std::unordered_map<uint32_t, std::pair<uint64_t, uint32_t>> group_ids_;
 };
 
 }  // namespace npukit::emu

@@ -175,9 +175,10 @@ void Engine::advance(uint32_t s) {
       if (!st.ready_timer) {
         st.ready_timer = true;
         scheduler_.post_callback(head.enqueued_at, [this, s] {
-          streams_[s].ready_timer = false;
-          if (streams_[s].orphaned) free_stream(s);
-          else advance(s);
+          Stream& st = streams_[s];
+          st.ready_timer = false;
+          if (!st.orphaned) advance(s);
+          else if (!st.running) free_stream(s);  // a running task frees it when it ends
         });
       }
       return;
@@ -325,8 +326,8 @@ void Engine::on_complete(const SimEvent& e) {
   notify(st, task, st.started_at, scheduler_.now());
   if (task.kind == TaskKind::kCollective && collectives_ != nullptr) collectives_->release(task);
   retry_waiting(dev);
-  if (streams_[s].orphaned) free_stream(s);
-  else advance(s);
+  if (!streams_[s].orphaned) advance(s);
+  else if (!streams_[s].ready_timer) free_stream(s);  // else the pending wake-up frees it
 }
 
 void Engine::retry_waiting(Device& dev) {

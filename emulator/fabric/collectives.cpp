@@ -42,6 +42,8 @@ void CollectiveHub::release_communicator(CommId id) {
 
 void CollectiveHub::free_communicator(CommId id) {
   comms_[id] = Comm{};
+  if (generations_.size() <= id) generations_.resize(id + 1, 0);
+  ++generations_[id];
   free_comms_.push_back(id);
 }
 

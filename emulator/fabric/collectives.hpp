@@ -82,6 +82,9 @@ class CollectiveHub final : public CollectiveSink {
   // is still in flight (a cancelled job's may be), so a node running jobs for months stays flat.
   void release_communicator(CommId id);
   std::size_t comm_count() const { return comms_.size(); }
+  // How many communicators the slot `id` has held before its current one: a cache keyed by
+  // CommId (the publisher's group strings) must check it, since released slots are reused.
+  uint64_t comm_generation(CommId id) const { return id < generations_.size() ? generations_[id] : 0; }
   const std::string& comm_name(CommId id) const { return comms_[id].name; }
   int comm_size(CommId id) const { return static_cast<int>(comms_[id].devices.size()); }
   const std::vector<int>& comm_devices(CommId id) const { return comms_[id].devices; }
@@ -138,6 +141,7 @@ class CollectiveHub final : public CollectiveSink {
   std::vector<uint64_t> call_seq_;
   std::vector<uint32_t> free_calls_;  // indexes of calls whose tasks ended
   std::vector<CommId> free_comms_;    // slots of released communicators
+  std::vector<uint64_t> generations_;  // by slot: communicators it held before (comm_generation)
   std::map<Key, std::vector<Arrival>> pending_;
 };
 

@@ -30,10 +30,10 @@ struct Compile {
 // Per device, the op_compile events in time order, each marked when its op was compiled before.
 std::map<int, std::vector<Compile>> compiles_by_device(const ProfileData& d) {
   std::map<int, std::vector<Compile>> out;
-  std::map<int, std::set<std::string>> seen;
+  std::map<std::pair<int, uint64_t>, std::set<std::string>> seen;  // (device, pid): ops compiled
   for (const NodeEvent& e : d.events) {  // in time order
     if (e.type != "op_compile" || e.a > static_cast<uint64_t>(kMaxSessionNs)) continue;
-    bool again = !seen[e.device].insert(e.name).second;
+    bool again = !seen[{e.device, e.b >> 32}].insert(e.name).second;  // b: stream | pid << 32
     out[e.device].push_back({{e.ts, e.ts + static_cast<int64_t>(e.a)}, again, &e});
   }
   return out;

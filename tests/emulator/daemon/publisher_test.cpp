@@ -305,6 +305,39 @@ TEST(PublisherCollectives, EachCollectiveEventNamesItsCommunicatorAndDataType) {
   }
 }
 
+// A released communicator's slot is reused by the next job's: its collectives must carry the new
+// communicator, not the one the slot held before (the publisher caches group strings by slot).
+TEST(PublisherCollectives, AReusedCommunicatorSlotIsNamedAfterItsNewCommunicator) {
+  PublishedNode p = publish_node("regroup", {.jitter = 0});
+  Node& node = *p.node;
+  auto allreduce_on = [&](const char* name, std::vector<int> devices) {
+    std::vector<Context*> ranks;
+    std::vector<StreamId> streams;
+    for (int d : devices) {
+      ranks.push_back(&make_context(node, d, 900 + d));
+      streams.push_back(ranks.back()->create_stream());
+    }
+    auto comm = node.create_communicator(name, ranks, CollectiveAlgo::kAuto);
+    EXPECT_TRUE(comm.ok());
+    for (std::size_t r = 0; r < ranks.size(); ++r) {
+      EXPECT_TRUE(ranks[r]->all_reduce(streams[r], *comm, 0, 0, 1024, DType::kFloat16).ok());
+    }
+    node.run_until_idle();
+    for (Context* c : ranks) node.destroy_context(c);
+    node.collectives().release_communicator(*comm);
+    return *comm;
+  };
+  CommId first = allreduce_on("tp0", {0, 1});
+  std::vector<tf::Event> before = p.drain(tf::EventType::kCollective);
+  ASSERT_EQ(before.size(), 2u);
+  EXPECT_EQ(*p.cursor->resolve(before[0].aux_id), "tp0|2|0,1|MESH|HCCS");
+  CommId second = allreduce_on("dp0", {2, 4, 6});
+  ASSERT_EQ(second, first);  // the slot was reused
+  std::vector<tf::Event> after = p.drain(tf::EventType::kCollective);
+  ASSERT_EQ(after.size(), 3u);
+  for (const tf::Event& e : after) EXPECT_EQ(*p.cursor->resolve(e.aux_id), "dp0|3|2,4,6|MESH|HCCS");
+}
+
 TEST(PublisherCollectives, AGroupAcrossThe910sMeshesIsARingOverPcie) {
   PublishedNode p = publish_node("groups910", {.spec = "8x910", .jitter = 0});
   Node& node = *p.node;
