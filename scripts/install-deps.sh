@@ -7,7 +7,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   libncurses-dev libsqlite3-dev sqlite3 nlohmann-json3-dev libcli11-dev libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  tmux curl
+  tmux curl dpkg-dev
 )
 
 missing=()
