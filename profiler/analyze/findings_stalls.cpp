@@ -9,6 +9,7 @@
 //   allocates again (hbm_fragmentation). allocator_cost leaves those calls to this rule.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "profiler/analyze/findings_internal.hpp"
@@ -78,6 +79,29 @@ const std::pair<const int, HostStall>* costliest(const std::map<int, HostStall>&
   return best;
 }
 
+namespace {
+
+// The device where `spans` cost most per step, recorded in `measured[rule]`; nullopt when no span
+// fell in a step or the cost is below `share` of the step.
+struct Stall {
+  int device = 0;
+  HostStall cost;
+  double per_step = 0, step = 0, n = 0;
+};
+std::optional<Stall> costly_stall(const ProfileData& d, const std::map<int, std::vector<HostSpan>>& spans,
+                                  const char* rule, double share, Measured& measured) {
+  auto stalls = idle_during(d, spans);
+  const auto* worst = costliest(stalls);
+  if (!worst) return std::nullopt;
+  Stall s{worst->first, worst->second, 0, 0, static_cast<double>(worst->second.steps)};
+  s.per_step = s.cost.idle_ns / s.n, s.step = s.cost.step_ns / s.n;
+  measured[rule] = s.per_step;
+  if (s.cost.count == 0 || s.step <= 0 || s.per_step < share * s.step) return std::nullopt;
+  return s;
+}
+
+}  // namespace
+
 std::map<int, Intervals> compile_spans(const ProfileData& d) {
   std::map<int, Intervals> out;
   for (const auto& [device, list] : compiles_by_device(d)) {
@@ -97,15 +121,12 @@ void shape_recompilation(const ProfileData& d, std::vector<Finding>& out, Measur
       ops[device].insert(c.event->name);
     }
   }
-  auto stalls = idle_during(d, again);
-  const auto* worst = costliest(stalls);
-  if (!worst) return;
-  const HostStall& p = worst->second;
-  double n = p.steps, per_step = p.idle_ns / n, step = p.step_ns / n;
-  measured["shape_recompilation"] = per_step;
-  if (p.count == 0 || step <= 0 || per_step < kRecompileShare * step) return;
+  auto stall = costly_stall(d, again, "shape_recompilation", kRecompileShare, measured);
+  if (!stall) return;
+  const HostStall& p = stall->cost;
+  double n = stall->n, per_step = stall->per_step, step = stall->step;
   Finding f{"shape_recompilation",
-            "Op recompilation: on device " + std::to_string(worst->first) + " " + std::to_string(ops[worst->first].size()) +
+            "Op recompilation: on device " + std::to_string(stall->device) + " " + std::to_string(ops[stall->device].size()) +
                 " op(s) are compiled again for new input shapes " + fmt("%.1f", p.count / n) +
                 " time(s) per step (e.g. " + p.example->name + " for " + p.example->message + "), costing " +
                 ms(per_step) + " per step (" + pct(per_step / step) +
@@ -113,7 +134,7 @@ void shape_recompilation(const ProfileData& d, std::vector<Finding>& out, Measur
                 "online before its launch.",
             {{"cost_ms_per_step", per_step / 1e6},
              {"recompiles_per_step", p.count / n},
-             {"ops", static_cast<double>(ops[worst->first].size())},
+             {"ops", static_cast<double>(ops[stall->device].size())},
              {"percent_of_step", 100 * per_step / step}}};
   f.cost_ns_per_step = per_step, f.step_ns = step;
   out.push_back(std::move(f));
@@ -129,17 +150,14 @@ std::map<int, std::vector<HostSpan>> cache_flushes(const ProfileData& d) {
 }
 
 void hbm_fragmentation(const ProfileData& d, std::vector<Finding>& out, Measured& measured) {
-  auto stalls = idle_during(d, cache_flushes(d));
-  const auto* worst = costliest(stalls);
-  if (!worst) return;
-  const HostStall& p = worst->second;
-  double n = p.steps, per_step = p.idle_ns / n, step = p.step_ns / n;
-  measured["hbm_fragmentation"] = per_step;
-  if (p.count == 0 || step <= 0 || per_step < kFlushShare * step) return;
+  auto stall = costly_stall(d, cache_flushes(d), "hbm_fragmentation", kFlushShare, measured);
+  if (!stall) return;
+  const HostStall& p = stall->cost;
+  double n = stall->n, per_step = stall->per_step, step = stall->step;
   constexpr double kMiB = 1 << 20;
   const NodeEvent& e = *p.example;
   Finding f{"hbm_fragmentation",
-            "HBM fragmentation: on device " + std::to_string(worst->first) + " the caching allocator ran out of HBM " +
+            "HBM fragmentation: on device " + std::to_string(stall->device) + " the caching allocator ran out of HBM " +
                 fmt("%.1f", p.count / n) + " time(s) per step and emptied its cache to allocate (e.g. " +
                 fmt("%.1f MiB", static_cast<double>(e.b) / kMiB) + " for '" + e.name + "' while its largest free block was " +
                 fmt("%.1f MiB", static_cast<double>(e.d) / kMiB) + "; the flush gave back " +
