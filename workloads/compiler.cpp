@@ -108,9 +108,6 @@ Forward expand(const Workload& w) {
     }
   }
   std::size_t period = vary_period(w);
-  for (std::size_t k = 0; k < std::max<std::size_t>(period, 1); ++k) {
-    f.activation_bytes_by_step.push_back(activation_bytes_at(w, k));
-  }
   if (period == 0) {  // too many combinations to list: every varying layer at its largest size
     Workload largest = w;
     for (Layer& l : largest.layers) {
@@ -118,6 +115,7 @@ Forward expand(const Workload& w) {
     }
     f.activation_bytes_by_step = {activation_bytes_at(largest, 0)};
   }
+  for (std::size_t k = 0; k < period; ++k) f.activation_bytes_by_step.push_back(activation_bytes_at(w, k));
   f.activation_bytes = *std::max_element(f.activation_bytes_by_step.begin(), f.activation_bytes_by_step.end());
   if (f.activation_bytes_by_step.size() == 1) f.activation_bytes_by_step.clear();
   return f;

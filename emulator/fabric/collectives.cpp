@@ -108,11 +108,6 @@ CollectiveHub::Key CollectiveHub::key_of(const CollectiveCall& c, uint64_t seq) 
 }
 
 void CollectiveHub::release(const Task& task) {
-  for (const auto& [key, arrivals] : pending_) {
-    for (const Arrival& a : arrivals) {
-      if (a.call == task.collective) return;
-    }
-  }
   free_calls_.push_back(task.collective);
   Comm& c = comms_[calls_[task.collective].comm];
   if (--c.live_calls == 0 && c.retiring) free_communicator(calls_[task.collective].comm);

@@ -103,7 +103,7 @@ class CollectiveHub final : public CollectiveSink {
   const char* label(const Task& task) const override;
   // Frees the call's index for reuse once its task ended: a long-running node makes millions of
   // calls, and keeping each was the daemon's steady memory growth (found by bench/soak.sh).
-  // A call still waiting in a group is kept until withdraw() takes its arrival out.
+  // Never called for a call still waiting in a group: withdraw() takes such an arrival out first.
   void release(const Task& task) override;
   bool withdraw(const Task& task) override;
 

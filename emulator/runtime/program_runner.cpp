@@ -92,15 +92,22 @@ Result<std::unique_ptr<ProgramRunner>> ProgramRunner::create(Node& node, telemet
   return runner;
 }
 
+// The kernel op `op` with these `inputs`: its input errors carry `where`, the runtime's (NotFound,
+// ShapeInferenceError) its own message.
+Result<PreparedKernel> ProgramRunner::prepare_kernel(int rank, const ProgramOp& op, const nlohmann::json& inputs,
+                                                     const std::string& where) {
+  auto parsed = parse_inputs(inputs);
+  if (!parsed.ok()) return InvalidArgument(where + parsed.status().message());
+  return ranks_[rank].ctx->prepare(op.name, *parsed, parse_attrs(op.attrs), op.block_dim);
+}
+
 // A kernel whose input dim varies by step: one prepared kernel per value of the dim.
 Status ProgramRunner::prepare_variants(int rank, const ProgramOp& op, const std::string& where, Prepared& out) {
   if (op.vary.input < 0) return Status::Ok();
   for (int64_t value : op.vary.values) {
     nlohmann::json inputs = op.inputs;
     inputs[static_cast<std::size_t>(op.vary.input)]["shape"][static_cast<std::size_t>(op.vary.dim)] = value;
-    auto parsed = parse_inputs(inputs);
-    if (!parsed.ok()) return InvalidArgument(where + parsed.status().message());
-    auto k = ranks_[rank].ctx->prepare(op.name, *parsed, parse_attrs(op.attrs), op.block_dim);
+    auto k = prepare_kernel(rank, op, inputs, where);
     if (!k.ok()) return k.status();
     out.variants.push_back(std::move(*k));
   }
@@ -109,15 +116,12 @@ Status ProgramRunner::prepare_variants(int rank, const ProgramOp& op, const std:
 
 Status ProgramRunner::prepare_ops(int rank, const std::vector<ProgramOp>& ops, const char* phase,
                                   std::map<std::size_t, Prepared>& out) {
-  Rank& r = ranks_[rank];
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const ProgramOp& op = ops[i];
     std::string where = "rank " + std::to_string(rank) + " " + phase + "[" + std::to_string(i) + "]: ";
     if (op.kind == Kind::kKernel) {
-      auto inputs = parse_inputs(op.inputs);
-      if (!inputs.ok()) return InvalidArgument(where + inputs.status().message());
-      auto k = r.ctx->prepare(op.name, *inputs, parse_attrs(op.attrs), op.block_dim);
-      if (!k.ok()) return k.status();  // the runtime's own message (NotFound, ShapeInferenceError)
+      auto k = prepare_kernel(rank, op, op.inputs, where);
+      if (!k.ok()) return k.status();
       out[i].kernel = std::move(*k);
       NPUKIT_RETURN_IF_ERROR(prepare_variants(rank, op, where, out[i]));
     } else if (op.kind == Kind::kCollective) {

@@ -112,6 +112,8 @@ class ProgramRunner {
   Status schedule_faults();
   void resume(int rank);
   bool advance_phase(int rank);
+  Result<PreparedKernel> prepare_kernel(int rank, const telemetry::ProgramOp& op, const nlohmann::json& inputs,
+                                        const std::string& where);
   Status prepare_variants(int rank, const telemetry::ProgramOp& op, const std::string& where, Prepared& out);
   Status prepare_ops(int rank, const std::vector<telemetry::ProgramOp>& ops, const char* phase,
                      std::map<std::size_t, Prepared>& out);

@@ -233,13 +233,17 @@ Nanos Context::compile_cost(const PreparedKernel& kernel) {
   return node_.device(device_).spec().runtime.op_compile_ns;
 }
 
-Status Context::enqueue(StreamId stream, const PreparedKernel& kernel) {
-  NPUKIT_RETURN_IF_ERROR(check_stream(stream));
-  Task t = kernel_task(stream, kernel, kNoPayload);
+Status Context::enqueue_kernel(StreamId stream, const PreparedKernel& kernel, uint32_t payload) {
+  Task t = kernel_task(stream, kernel, payload);
   t.compile_ns = compile_cost(kernel);
   issue(t, true);
   node_.engine().enqueue(std::move(t));
   return Status::Ok();
+}
+
+Status Context::enqueue(StreamId stream, const PreparedKernel& kernel) {
+  NPUKIT_RETURN_IF_ERROR(check_stream(stream));
+  return enqueue_kernel(stream, kernel, kNoPayload);
 }
 
 Status Context::enqueue(StreamId stream, const PreparedKernel& kernel,
@@ -261,11 +265,7 @@ Status Context::enqueue(StreamId stream, const PreparedKernel& kernel,
   }
   uint32_t payload = node_.engine().add_payload(
       [&mem, kernel, inputs, outputs] { return run_on_cpu(mem, kernel, inputs, outputs); });
-  Task t = kernel_task(stream, kernel, payload);
-  t.compile_ns = compile_cost(kernel);
-  issue(t, true);
-  node_.engine().enqueue(std::move(t));
-  return Status::Ok();
+  return enqueue_kernel(stream, kernel, payload);
 }
 
 Status Context::launch(StreamId stream, const std::string& op, const std::vector<DeviceTensor>& inputs,

@@ -144,6 +144,8 @@ class Context {
   void issue(Task& t, bool launch);
   // The online compile a launch of `kernel` needs first (0 when none).
   Nanos compile_cost(const PreparedKernel& kernel);
+  // Queues a checked kernel (its compile, its launch's host time, then the device).
+  Status enqueue_kernel(StreamId stream, const PreparedKernel& kernel, uint32_t payload);
   Status wait_until(const std::function<bool()>& done, const std::string& what);
 
   Node& node_;

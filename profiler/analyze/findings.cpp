@@ -166,16 +166,7 @@ void allocator_cost(const ProfileData& d, std::vector<Finding>& out, Measured& m
       break;
     }
   }
-  for (auto& [device, p] : devices) {
-    auto it = d.overlap.find(device);
-    Intervals busy;
-    if (it != d.overlap.end()) {
-      busy = it->second.compute;
-      busy.insert(busy.end(), it->second.communication.begin(), it->second.communication.end());
-      busy = union_of(std::move(busy));
-    }
-    p.idle_ns = total(subtract(union_of(p.calls), busy));
-  }
+  for (auto& [device, p] : devices) p.idle_ns = total(subtract(union_of(p.calls), busy_on(d, device)));
   auto worst = std::max_element(devices.begin(), devices.end(), [](const auto& a, const auto& b) {
     return a.second.idle_ns * b.second.steps < b.second.idle_ns * a.second.steps;
   });

@@ -52,6 +52,7 @@ Intervals busy_on(const ProfileData& d, int device) {
 
 std::map<int, HostStall> idle_during(const ProfileData& d, const std::map<int, std::vector<HostSpan>>& spans) {
   std::map<int, HostStall> out;
+  std::map<int, Intervals> busy;  // per device, computed once
   for (const StepWindow& w : d.steps) {
     if (w.step == 0) continue;  // the warm-up step
     HostStall& p = out[w.device];
@@ -65,7 +66,10 @@ std::map<int, HostStall> idle_during(const ProfileData& d, const std::map<int, s
       ++p.count;
       if (!p.example) p.example = s.event;
     }
-    p.idle_ns += static_cast<double>(total(subtract(clip(union_of(std::move(inside)), w.window), busy_on(d, w.device))));
+    if (inside.empty()) continue;
+    auto [b, fresh] = busy.try_emplace(w.device);
+    if (fresh) b->second = busy_on(d, w.device);
+    p.idle_ns += static_cast<double>(total(subtract(clip(union_of(std::move(inside)), w.window), b->second)));
   }
   return out;
 }
