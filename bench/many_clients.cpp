@@ -268,13 +268,14 @@ struct Recording {
 Recording read_recording(const std::string& dir, int exit_code) {
   Recording r;
   r.exit_code = exit_code;
-  std::string db;
+  // The first rank's msprof_*.db: each PROF_ tree also holds analyze/communication_analyzer.db,
+  // and directory order is the file system's, so take the lowest PROF_ path by name.
+  std::vector<std::string> dbs;
   std::error_code ec;
-  for (auto& e : std::filesystem::recursive_directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".db") db = e.path().string();
-    if (!db.empty()) break;
-  }
-  if (db.empty()) return r;
+  for (auto& e : std::filesystem::recursive_directory_iterator(dir, ec))
+    if (e.path().filename().string().rfind("msprof_", 0) == 0 && e.path().extension() == ".db") dbs.push_back(e.path().string());
+  if (dbs.empty()) return r;
+  const std::string db = *std::min_element(dbs.begin(), dbs.end());
   auto value = [&](const std::string& key) -> long long {
     std::string v = run("sqlite3 '" + db + "' \"SELECT value FROM EMU_RUN WHERE key = '" + key + "'\"");
     if (v.empty() || v.find_first_not_of("0123456789\n") != std::string::npos) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/daemon_util.hpp"
+#include "tests/profiler/prof_test_util.hpp"
 
 namespace npukit::testing {
 namespace {
@@ -18,13 +19,6 @@ namespace {
 using nlohmann::json;
 
 std::string bin(const std::string& path) { return std::string(NPUKIT_BUILD_DIR) + "/" + path; }
-
-std::string first_db(const std::string& dir) {
-  for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
-    if (e.path().extension() == ".db") return e.path().string();
-  }
-  return "";
-}
 
 double sql_number(const std::string& db, const std::string& sql) {
   auto r = run_command("sqlite3 '" + db + "' \"" + sql + "\"");
@@ -58,7 +52,7 @@ TEST(Stats, EnergyAgreesWithTheProfilesPowerSamples) {
   Recorded r = record_and_stat(node, "burn --devices 0 --steps 30", "paced");  // ~3 s at speed 1
   ASSERT_EQ(r.job["state"], "done") << r.job.dump();
   const json& dev = r.job["accounting"]["devices"][0];
-  std::string db = first_db(r.dir);
+  std::string db = find_db(r.dir);
   double base = sql_number(db, "SELECT value FROM EMU_RUN WHERE key = 'clock_base_ns'");
   double start = base + r.job["started_ns"].get<double>(), end = base + r.job["finished_ns"].get<double>();
   std::ostringstream sql;  // trapezoids between consecutive samples inside the job
@@ -94,7 +88,7 @@ TEST(Stats, PeakHbmIsExactlyTheProfilesAndABadJobIsOneLine) {
   ScopedNode node("stats-hbm");
   Recorded r = record_and_stat(node, std::string(NPUKIT_SOURCE_DIR) + "/workloads/diagnosis/clean.json", "fast");
   const json& dev = r.job["accounting"]["devices"][0];
-  double profile_peak = sql_number(first_db(r.dir), "SELECT MAX(totalAllocate) FROM NPU_OP_MEM");
+  double profile_peak = sql_number(find_db(r.dir), "SELECT MAX(totalAllocate) FROM NPU_OP_MEM");
   EXPECT_GT(profile_peak, 0);
   EXPECT_EQ(dev["hbm_peak_allocated_bytes"].get<double>(), profile_peak);
   EXPECT_GE(dev["hbm_peak_reserved_bytes"].get<double>(), profile_peak);
