@@ -88,7 +88,7 @@ int run_query(Context& ctx, const std::vector<std::string>& args) {
   app.set_help_flag();
   std::string query, format, id;
   bool help_query = false;
-  app.add_option("--query", query);
+  app.add_option("--query,--query-gpu", query);
   app.add_option("--format", format);
   app.add_option("-i,--id", id);
   app.add_flag("--help-query", help_query);

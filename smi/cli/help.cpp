@@ -16,6 +16,7 @@ std::string top_help() {
          "npukit extensions (not in Huawei's npu-smi):\n"
          "\t--query=<fields> --format=csv[,noheader][,nounits] [-i id]\n"
          "\t              One CSV row per chip; fields from --help-query\n"
+         "\t              (--query-gpu and nvidia-smi's field names work too: memory.used, power.draw, ...)\n"
          "\t--help-query  List the fields --query takes, with units\n"
          "\thealth [-i id] [--json]\n"
          "\t              Per-chip health verdict with reasons (exit codes below)\n"

@@ -14,6 +14,7 @@ const char* kind_title(Column::Kind k) {
     case Column::Kind::kIdentity: return "Identity (static device info)";
     case Column::Kind::kField: return "Telemetry fields (the bus's field registry)";
     case Column::Kind::kDerived: return "Derived (computed from registry fields)";
+    case Column::Kind::kNvidia: return "nvidia-smi --query-gpu names (nvidia-smi's units; each names what it reads)";
   }
   return "";
 }

@@ -1,5 +1,6 @@
 #include "smi/common/columns.hpp"
 
+#include <cctype>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
@@ -35,6 +36,88 @@ Value ddr_usage(const tf::Snapshot& s, int d) {
   return usage_percent(s, d, tf::fid::kDdrUsedBytes, tf::fid::kDdrTotalBytes);
 }
 
+// nvidia-smi --query-gpu names, in nvidia-smi's units (MiB, W with 2 decimals, integer C, %).
+template <tf::FieldId F>
+Value nv_integer(const tf::Snapshot& s, int d) { return field_integer(s, d, F); }
+template <tf::FieldId F>
+Value nv_watts(const tf::Snapshot& s, int d) { return field_real(s, d, F, 2); }
+template <tf::FieldId F>
+Value nv_mib(const tf::Snapshot& s, int d) { return field_mb(s, d, F); }
+Value nv_memory_free(const tf::Snapshot& s, int d) {
+  tf::Sample used = s.device(d, tf::fid::kHbmUsedBytes), total = s.device(d, tf::fid::kHbmTotalBytes);
+  if (!used.ok() || !total.ok()) return Value::na();
+  uint64_t free = total.as_u64() > used.as_u64() ? total.as_u64() - used.as_u64() : 0;
+  return Value::bytes_as_mb(free);
+}
+Value nv_count(const tf::Snapshot& s, int) { return Value::integer(s.device_count()); }
+// "NPU-" and the first 32 hex digits of the chip's VDie ID as 8-4-4-4-12: unique per chip and
+// stable across restarts, like nvidia-smi's GPU-<uuid>.
+Value nv_uuid(const tf::Snapshot& s, int d) {
+  std::string hex;
+  for (char c : s.device_info(d).die_id) {
+    if (std::isxdigit(static_cast<unsigned char>(c))) hex += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (hex.size() < 32) return Value::na();
+  return Value::str("NPU-" + hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
+                    hex.substr(16, 4) + "-" + hex.substr(20, 12));
+}
+Value nv_ecc_mode(const tf::Snapshot& s, int d) {
+  auto n = s.device(d, tf::fid::kEccEnabled).number();
+  return n ? Value::str(*n != 0 ? "Enabled" : "Disabled") : Value::na();
+}
+// nvidia-smi's clocks_event_reasons bits: 0x4 SW power cap, 0x8 HW slowdown, 0x20 SW thermal.
+Value nv_throttle(const tf::Snapshot& s, int d) {
+  tf::Sample sample = s.device(d, tf::fid::kThrottleReasons);
+  if (!sample.ok()) return Value::na();
+  uint64_t ours = sample.as_u64(), theirs = 0;
+  if (ours & tf::kThrottlePowerLimit) theirs |= 0x4;
+  if (ours & tf::kThrottleFault) theirs |= 0x8;
+  if (ours & tf::kThrottleThermal) theirs |= 0x20;
+  return Value::pair(theirs, strprintf("0x%016" PRIX64, theirs));
+}
+Value nv_energy_mj(const tf::Snapshot& s, int d) {
+  auto n = s.device(d, tf::fid::kEnergyJoulesTotal).number();
+  return n ? Value::integer(std::llround(*n * 1000)) : Value::na();
+}
+
+Column nvidia(const char* key, const char* unit, const char* ours, Value (*read)(const tf::Snapshot&, int)) {
+  return {Column::Kind::kNvidia, key, unit, ours, 0, read};
+}
+
+// The nvidia-smi --query-gpu names scripts ported from NVIDIA use, mapped onto ours.
+void add_nvidia_columns(std::vector<Column>& cols) {
+  namespace f = tf::fid;
+  const Column more[] = {
+      nvidia("index", "", "logic_id", id_logic),
+      nvidia("count", "", "chips on the node", nv_count),
+      nvidia("uuid", "", "NPU- and the chip's VDie ID (die_id) in UUID form", nv_uuid),
+      nvidia("serial", "", "serial_number", id_serial),
+      nvidia("pci.bus_id", "", "bus_id", id_bus),
+      nvidia("temperature.gpu", "C", "npu_temperature_celsius, rounded", nv_integer<f::kTemperatureCelsius>),
+      nvidia("temperature.memory", "C", "npu_hbm_temperature_celsius, rounded", nv_integer<f::kHbmTemperatureCelsius>),
+      nvidia("power.draw", "W", "npu_power_watts", nv_watts<f::kPowerWatts>),
+      nvidia("power.limit", "W", "npu_power_limit_watts", nv_watts<f::kPowerLimitWatts>),
+      nvidia("memory.used", "MiB", "npu_hbm_used_bytes in MiB", nv_mib<f::kHbmUsedBytes>),
+      nvidia("memory.total", "MiB", "npu_hbm_total_bytes in MiB", nv_mib<f::kHbmTotalBytes>),
+      nvidia("memory.free", "MiB", "HBM total - used, MiB", nv_memory_free),
+      nvidia("utilization.gpu", "%", "npu_aicore_utilization_percent, rounded", nv_integer<f::kAicoreUtil>),
+      nvidia("utilization.memory", "%", "npu_hbm_bandwidth_utilization_percent, rounded", nv_integer<f::kHbmBandwidthUtil>),
+      nvidia("clocks.sm", "MHz", "npu_aicore_clock_mhz", nv_integer<f::kAicoreClockMhz>),
+      nvidia("clocks.current.sm", "MHz", "npu_aicore_clock_mhz", nv_integer<f::kAicoreClockMhz>),
+      nvidia("clocks.max.sm", "MHz", "npu_aicore_clock_max_mhz", nv_integer<f::kAicoreClockMaxMhz>),
+      nvidia("clocks.mem", "MHz", "npu_hbm_clock_mhz", nv_integer<f::kHbmClockMhz>),
+      nvidia("ecc.mode.current", "", "npu_ecc_enabled as Enabled/Disabled", nv_ecc_mode),
+      nvidia("ecc.errors.corrected.volatile.total", "", "npu_ecc_single_bit_volatile_errors", nv_integer<f::kEccSingleBitVolatile>),
+      nvidia("ecc.errors.uncorrected.volatile.total", "", "npu_ecc_double_bit_volatile_errors", nv_integer<f::kEccDoubleBitVolatile>),
+      nvidia("ecc.errors.corrected.aggregate.total", "", "npu_ecc_single_bit_errors_total", nv_integer<f::kEccSingleBitTotal>),
+      nvidia("ecc.errors.uncorrected.aggregate.total", "", "npu_ecc_double_bit_errors_total", nv_integer<f::kEccDoubleBitTotal>),
+      nvidia("clocks_event_reasons.active", "", "npu_throttle_reasons as nvidia's bits (0x4 power cap, 0x8 fault, 0x20 thermal)", nv_throttle),
+      nvidia("clocks_throttle_reasons.active", "", "the same as clocks_event_reasons.active", nv_throttle),
+      nvidia("total_energy_consumption", "mJ", "npu_energy_joules_total in mJ", nv_energy_mj),
+  };
+  cols.insert(cols.end(), std::begin(more), std::end(more));
+}
+
 Column identity(const char* key, const char* description, Value (*read)(const tf::Snapshot&, int)) {
   return {Column::Kind::kIdentity, key, "", description, 0, read};
 }
@@ -63,6 +146,7 @@ std::vector<Column> build_columns() {
                   "npu_hbm_used_bytes / npu_hbm_total_bytes * 100, rounded down", 0, hbm_usage});
   cols.push_back({Column::Kind::kDerived, "npu_ddr_usage_percent", "%",
                   "npu_ddr_used_bytes / npu_ddr_total_bytes * 100, rounded down", 0, ddr_usage});
+  add_nvidia_columns(cols);
   return cols;
 }
 

@@ -4,7 +4,9 @@
 //   field     every device-level field of the telemetry registry (fields.hpp), generated from
 //             the registry itself, so a new field is queryable without touching this file;
 //   derived   a value computed from registry fields (npu_hbm_usage_percent = used / total),
-//             each naming its sources.
+//             each naming its sources;
+//   nvidia    nvidia-smi --query-gpu names (memory.used, power.draw, ...) in nvidia-smi's units,
+//             each naming the field it reads, so scripts ported from NVIDIA run unchanged.
 // Units come from the name's suffix (_watts -> W, _celsius -> C, ...; fields.hpp naming rule).
 //
 // Thread-safety: the table is built once, immutable afterwards.
@@ -21,16 +23,16 @@
 namespace npukit::smi {
 
 struct Column {
-  enum class Kind : uint8_t { kIdentity, kField, kDerived };
+  enum class Kind : uint8_t { kIdentity, kField, kDerived, kNvidia };
   Kind kind = Kind::kField;
   std::string key;          // --query name and JSON key
   std::string unit;         // "" when unitless
   std::string description;
   telemetry::FieldId field = 0;  // kField
-  Value (*read)(const telemetry::Snapshot& s, int device) = nullptr;  // kIdentity, kDerived
+  Value (*read)(const telemetry::Snapshot& s, int device) = nullptr;  // kIdentity, kDerived, kNvidia
 };
 
-// Identity columns first, then registry fields in table order, then derived columns.
+// Identity columns first, then registry fields in table order, derived, nvidia-smi names.
 std::span<const Column> all_columns();
 // By key (a registry alias resolves to the field's current name); nullptr when unknown.
 const Column* find_column(std::string_view key);

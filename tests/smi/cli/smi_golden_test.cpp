@@ -74,6 +74,14 @@ const std::vector<GoldenCase>& cases() {
         "--format=csv"}, 0},
       {"query_noheader_nounits", "310p_classic",
        {"--query=npu_id,chip_id,npu_ddr_used_bytes,npu_hbm_used_bytes", "--format=csv,noheader,nounits", "-i", "2"}, 0},
+      // A script ported from NVIDIA: nvidia-smi's flag and field names, in nvidia-smi's units.
+      {"query_nvidia", "910b_reference",
+       {"--query-gpu=index,name,uuid,pci.bus_id,temperature.gpu,power.draw,power.limit,memory.used,memory.total,"
+        "memory.free,utilization.gpu,clocks.sm,clocks.max.sm,ecc.mode.current,clocks_event_reasons.active",
+        "--format=csv"}, 0},
+      {"query_nvidia_nounits", "910b_faults",
+       {"--query-gpu=index,temperature.gpu,power.draw,memory.used,ecc.errors.uncorrected.volatile.total,"
+        "clocks_throttle_reasons.active,total_energy_consumption", "--format=csv,noheader,nounits"}, 0},
       {"help_query", "910b_reference", {"--help-query"}, 0},
       {"health_faults", "910b_faults", {"health"}, 2},
       {"health_faults_json", "910b_faults", {"health", "--json"}, 2},
@@ -92,7 +100,7 @@ const std::vector<GoldenCase>& cases() {
       {"err_bad_option", "910b_reference", {"info", "-x", "1"}, 215},
       {"err_watch_delay", "910b_reference", {"info", "watch", "-d", "0"}, 215},
       {"err_huawei_type", "910b_reference", {"info", "-t", "flash", "-i", "0"}, 0},
-      {"err_query_field", "910b_reference", {"--query=npu_id,power.draw", "--format=csv"}, 4, false},
+      {"err_query_field", "910b_reference", {"--query=npu_id,power.usage", "--format=csv"}, 4, false},
       {"err_query_format", "910b_reference", {"--query=npu_id", "--format=xml"}, 4, false},
       {"err_watch_count", "910b_reference", {"info", "watch", "--count", "x"}, 4, false},
       {"err_health_id", "910b_reference", {"health", "-i", "7"}, 4, false},
