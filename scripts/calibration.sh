@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prints the calibration table (workload, emulated, published, ratio) from one run of the
-# built-in workloads in fast standalone mode. Published figures: shared/reference/hardware.md
-# section 7. Usage: scripts/calibration.sh [BUILD_DIR]
+# built-in workloads in fast standalone mode. The published figures and their sources are in
+# bench/RESULTS.md (calibration). Usage: scripts/calibration.sh [BUILD_DIR]
 set -euo pipefail
+trap 'echo "scripts/calibration.sh: failed: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 R=${1:-build}/workloads/npu-run
 

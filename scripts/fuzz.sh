@@ -12,12 +12,13 @@
 # Prints one line per target (executions, execs/s, corpus size, findings); exit 1 when any
 # target found something, 2 on bad usage.
 set -euo pipefail
+trap 'echo "scripts/fuzz.sh: failed: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 
 seconds=${1:-60}
 if ! [[ "$seconds" =~ ^[0-9]+$ ]] || (( seconds < 1 )); then
   echo "usage: scripts/fuzz.sh [SECONDS] [TARGET...]  (SECONDS: a whole number >= 1, got '$seconds')" >&2
-  exit 2
+  exit 4
 fi
 shift || true
 all_targets=(workload program control segment profile top_recording cli_args)
@@ -25,7 +26,7 @@ targets=("${@:-${all_targets[@]}}")
 for t in "${targets[@]}"; do
   if [[ ! " ${all_targets[*]} " =~ " $t " ]]; then
     echo "scripts/fuzz.sh: no fuzz target '$t' (targets: ${all_targets[*]})" >&2
-    exit 2
+    exit 4
   fi
 done
 

@@ -2,6 +2,7 @@
 # Installs the Debian packages npukit needs that are missing. As root it runs apt-get itself;
 # otherwise it prints the exact command and exits 1. Exit 0 when everything is present.
 set -euo pipefail
+trap 'echo "scripts/install-deps.sh: failed: $BASH_COMMAND" >&2' ERR
 
 packages=(
   g++ cmake ninja-build pkg-config

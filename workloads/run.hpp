@@ -12,6 +12,7 @@
 // jobs: only its owner may submit), 130 interrupted (the job is cancelled and its memory released).
 #pragma once
 
+#include "telemetry/exit_codes.hpp"
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -23,12 +24,12 @@
 
 namespace npukit::work {
 
-inline constexpr int kExitOk = 0;
+inline constexpr int kExitOk = exit_code::kOk;
 inline constexpr int kExitJobFailed = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitNoNode = 3;
-inline constexpr int kExitPermission = 4;
-inline constexpr int kExitInterrupted = 130;
+inline constexpr int kExitUsage = exit_code::kUsage;
+inline constexpr int kExitNoNode = exit_code::kNoNode;
+inline constexpr int kExitPermission = exit_code::kNoAccess;
+inline constexpr int kExitInterrupted = exit_code::kInterrupted;
 
 struct JobPoll {
   std::string state;            // running, done, failed, cancelled

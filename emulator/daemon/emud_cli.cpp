@@ -31,7 +31,7 @@ Result<json> call(const std::string& node, const json& request, std::chrono::mil
 }
 
 // No node (or a stale one) is 1; another user's node that does not let us in is 4.
-int exit_for_status(const Status& s) { return s.code() == Code::kPermissionDenied ? kExitPermission : kExitNotRunning; }
+int exit_for_status(const Status& s) { return s.code() == Code::kPermissionDenied ? kExitPermission : kExitNoNode; }
 
 int exit_for_reply(const json& reply) {
   if (reply.value("ok", false)) return kExitOk;
@@ -211,7 +211,7 @@ int status(const std::string& node, bool as_json) {
   }
   if (snap->stale()) {
     complain("node '" + node + "' is stale: " + snap->stale_reason());
-    return kExitNotRunning;
+    return kExitNoNode;
   }
   auto reply = (*client)->control({{"op", "status"}});
   if (!reply.ok()) {

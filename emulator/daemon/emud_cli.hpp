@@ -1,8 +1,9 @@
 // The npu-emud sub-commands (the executable's logic; main only parses arguments).
-// Exit codes: 0 ok; 1 the node is not running or is stale; 2 usage error;
-// 3 the node could not start or refused the request; 4 permission denied.
+// Exit codes (telemetry/exit_codes.hpp for the shared ones): 0 ok; 3 the node could not start or
+// refused the request; 4 usage error; 5 the node is not running or is stale; 6 permission denied.
 #pragma once
 
+#include "telemetry/exit_codes.hpp"
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -11,11 +12,11 @@
 
 namespace npukit::emu::emud {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitNotRunning = 1;
-inline constexpr int kExitUsage = 2;
+inline constexpr int kExitOk = exit_code::kOk;
 inline constexpr int kExitFailed = 3;
-inline constexpr int kExitPermission = 4;
+inline constexpr int kExitUsage = exit_code::kUsage;
+inline constexpr int kExitNoNode = exit_code::kNoNode;
+inline constexpr int kExitPermission = exit_code::kNoAccess;
 
 // The program: parses the command line and runs its sub-command; returns the exit code.
 int run_command_line(int argc, const char* const* argv);

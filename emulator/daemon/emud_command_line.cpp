@@ -1,7 +1,11 @@
 // npu-emud's command line (emud_cli.hpp: run_command_line, check_command_line).
 #include <CLI/CLI.hpp>
+#include <iostream>
 
 #include "emulator/daemon/emud_cli.hpp"
+#include "emulator/device/health.hpp"
+#include "emulator/device/spec.hpp"
+#include "telemetry/cli/meta.hpp"
 #include "telemetry/naming.hpp"
 #include "telemetry/version.hpp"
 
@@ -36,7 +40,7 @@ struct Commands {
 
 CLI::App* add_command(CLI::App& app, Args& a, const char* name, const char* help) {
   CLI::App* c = app.add_subcommand(name, help);
-  c->add_option("--node-name,--node", a.options.node_name, "node name (default $NPU_NODE or npukit)");
+  c->add_option("--node-name,--node", a.options.node_name, "node name (default $NPU_NODE or npukit)")->type_name("NODE");
   return c;
 }
 
@@ -44,7 +48,9 @@ CLI::App* add_command(CLI::App& app, Args& a, const char* name, const char* help
 void add_node_commands(CLI::App& app, Args& a, Commands& c) {
   auto& o = a.options;
   c.start = add_command(app, a, "start", "start a node (returns once it is ready)");
-  c.start->add_option("--spec", o.spec, "node spec: 8x910B2, 8x910B3, 8x910, 4x310P3 or a JSON path")->capture_default_str();
+  c.start->add_option("--spec", o.spec, "node spec: 8x910B2, 8x910B3, 8x910, 4x310P3 or a JSON path")
+      ->capture_default_str()
+      ->type_name("SPEC");
   c.start->add_option("--speed", o.speed, "virtual seconds per wall second")->capture_default_str();
   c.start->add_option("--rate", o.rate_hz, "telemetry publish rate, Hz")->capture_default_str();
   c.start->add_option("--seed", o.seed, "seed of the emulated timing jitter")->capture_default_str();
@@ -55,7 +61,7 @@ void add_node_commands(CLI::App& app, Args& a, Commands& c) {
       ->check(CLI::IsMember({"owner", "group", "all"}))
       ->capture_default_str();
   c.stop = add_command(app, a, "stop", "stop a node");
-  c.status = add_command(app, a, "status", "is the node up? (exit 1 when absent or stale)");
+  c.status = add_command(app, a, "status", "is the node up? (exit 5 when absent or stale)");
   c.status->add_flag("--json", a.as_json, "print the daemon's status reply as JSON");
 }
 
@@ -77,7 +83,9 @@ void add_device_commands(CLI::App& app, Args& a, Commands& c) {
   c.inject = device_command("inject", "inject a fault into a device or a link", true);
   c.inject->add_option("--fault,-f", a.fault,
                        "over-temperature, hbm-double-bit, ecc-storm, aicore-hang, link-down, device-lost, "
-                       "aicore-degraded, link-degraded; on a link: link-down, link-degraded, link-flapping")->required();
+                       "aicore-degraded, link-degraded; on a link: link-down, link-degraded, link-flapping")
+      ->required()
+      ->type_name("FAULT");
   c.clear = device_command("clear", "clear a device's or a link's faults (a hang or a lost device needs reset)", true);
   c.reset = device_command("reset", "reset a device", false);
   c.set = device_command("set", "set a device's power limit or ECC mode", false);
@@ -112,19 +120,70 @@ int dispatch(const Commands& c, const Args& a) {
   return device_request(node, "set", target, extra);
 }
 
-constexpr int kParsed = -1;
+// npu-emud's manual beyond its options (man npu-emud, and --help's footer).
+cli::Manual manual() {
+  cli::Manual m;
+  m.name = "npu-emud";
+  m.summary = "run an emulated NPU node and control it";
+  m.description = {
+      "start runs a node: an emulated machine of NPUs (8x910B2 by default; --spec names another, or a "
+      "JSON file) that executes the jobs npu-run submits and publishes counters and events on a bus "
+      "that npu-smi, npu-top, npu-exporter and npu-prof read. It returns once the node is ready and "
+      "keeps running in the background; stop ends it. A node is named (--node-name, else $NPU_NODE, "
+      "else npukit), so several can run side by side.",
+      "inject puts a fault on a device or a link (the faults real hardware cannot produce on demand); "
+      "clear lifts it; reset resets a device; set changes its power limit or ECC mode. Each returns "
+      "once the node has applied the request.",
+      "A node is private to the user who started it unless --access group or all shares reading; "
+      "control (stop, inject, set, jobs) stays its owner's.",
+  };
+  m.exit_codes = {{"0", "done (status: the node is up)"},
+                  {"3", "the node could not start (bad spec, name taken) or refused the request (unknown fault, value out of range)"}};
+  for (auto& e : cli::shared_exit_codes(false)) m.exit_codes.push_back(e);
+  m.environment = {cli::npu_node_variable(),
+                   {"NPUKIT_SPEC_DIR", "where node and device specs are (default: share/npukit/specs beside the program)"},
+                   {"XDG_RUNTIME_DIR", "where the control socket goes (default /tmp)"}};
+  m.examples = {{"npu-emud start --node-name lab --spec 8x910B2", "an 8-NPU 910B2 node named lab"},
+                {"npu-emud status --node-name lab", "is it up, which faults are active"},
+                {"npu-emud inject --node-name lab --device 3 --fault over-temperature", "heat device 3 until cleared"},
+                {"npu-emud set --node-name lab --device 0 --power-limit 200", "cap device 0 at 200 W"},
+                {"npu-emud stop --node-name lab", "stop it"}};
+  m.see_also = {"npu-run(1)", "npu-smi(1)", "npu-top(1)", "npu-exporter(1)", "npu-prof(1)"};
+  return m;
+}
 
-// The command line into `args`: kParsed, or the exit code (help printed: 0; usage: kExitUsage).
-int parse(CLI::App& app, Args& args, Commands& commands, int argc, const char* const* argv) {
-  app.set_version_flag("--version", telemetry::version_line("npu-emud"));
+void build_app(CLI::App& app, Args& args, Commands& commands) {
+  cli::present(app, manual(), "run an emulated NPU node and control it");
   app.require_subcommand(1);
   args.options.node_name = telemetry::node_name_from_env();
   add_node_commands(app, args, commands);
   add_device_commands(app, args, commands);
+}
+
+cli::Program program() {
+  CLI::App app;
+  Args args;
+  Commands commands{};
+  build_app(app, args, commands);
+  return {cli::describe(app), manual(), [](const std::string& kind, const std::vector<std::string>&) {
+            std::vector<std::string> out;
+            if (kind == "SPEC") out = catalog_node_names();
+            if (kind == "FAULT") {
+              for (FaultKind f : all_faults()) out.push_back(fault_name(f));
+            }
+            return out;
+          }};
+}
+
+constexpr int kParsed = -1;
+
+// The command line into `args`: kParsed, or the exit code (help printed: 0; usage: kExitUsage).
+int parse(CLI::App& app, Args& args, Commands& commands, int argc, const char* const* argv) {
+  build_app(app, args, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? kExitOk : kExitUsage;
+    return cli::parse_error_exit(app, e);
   }
   bool device_command = *commands.inject || *commands.clear || *commands.reset || *commands.set;
   if (device_command && target_of(args).is_null()) {
@@ -139,12 +198,11 @@ int parse(CLI::App& app, Args& args, Commands& commands, int argc, const char* c
   return kParsed;
 }
 
-constexpr const char* kAbout = "npu-emud: run an emulated NPU node and control it";
-
 }  // namespace
 
 int run_command_line(int argc, const char* const* argv) {
-  CLI::App app{kAbout};
+  if (auto rc = cli::answer_meta_request(argc, argv, program, std::cout)) return *rc;
+  CLI::App app;
   Args args;
   Commands commands{};
   int rc = parse(app, args, commands, argc, argv);
@@ -152,7 +210,7 @@ int run_command_line(int argc, const char* const* argv) {
 }
 
 int check_command_line(int argc, const char* const* argv) {
-  CLI::App app{kAbout};
+  CLI::App app;
   Args args;
   Commands commands{};
   int rc = parse(app, args, commands, argc, argv);

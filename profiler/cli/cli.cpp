@@ -5,10 +5,12 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cstdio>
+#include <iostream>
 
 #include "profiler/cli/cli_commands.hpp"
 #include "profiler/cli/selftest.hpp"
 #include "profiler/render/report_render.hpp"
+#include "telemetry/cli/meta.hpp"
 #include "telemetry/naming.hpp"
 #include "telemetry/version.hpp"
 
@@ -43,7 +45,7 @@ struct Args {
 void add_record(CLI::App& app, Args& a) {
   auto* c = app.add_subcommand("record", "record what the node does into DIR/PROF_*/msprof_*.db");
   c->add_option("-o,--output", a.record.options.out_dir, "output directory (created when missing)")->required();
-  c->add_option("--node-name,--node", a.record.options.node, "node to record (default $NPU_NODE or npukit)");
+  c->add_option("--node-name,--node", a.record.options.node, "node to record (default $NPU_NODE or npukit)")->type_name("NODE");
   c->add_flag("--attach", a.record.options.attach, "record a running node (with --duration) instead of a command");
   c->add_option("--duration", a.duration, "attach: how long to record, e.g. 10s, 500ms, 2m");
   c->add_option("--mode", a.mode, "fast: lossless (the node waits for the recorder); paced: never slows the node, "
@@ -103,10 +105,60 @@ int usage_error(const std::string& message) {
   return kExitUsage;
 }
 
+// npu-prof's manual beyond its options (man npu-prof, and --help's footer).
+cli::Manual manual() {
+  cli::Manual m;
+  m.name = "npu-prof";
+  m.summary = "record, report and compare operator timelines of an emulated Ascend node";
+  m.description = {
+      "record runs a command (usually npu-run) on a node, or attaches to a running node for a while, and "
+      "writes one msprof-shaped PROF_* tree per rank: an SQLite database with the tasks, operators, "
+      "collectives, API calls, memory and counters, plus msprof's communication analysis tables.",
+      "report answers first: the diagnosis (each finding with its estimated cost per step and what to do), "
+      "then the step breakdown, slow ranks and the top operators; --full prints every section, --format "
+      "csv writes msprof's CSV files and json the same report as data. export --chrome writes a trace for "
+      "Perfetto or chrome://tracing; diff compares two recordings op by op and per step. selftest scores "
+      "the diagnosis against causes the emulator injects on purpose.",
+  };
+  m.exit_codes = {{"0", "done"},
+                  {"1", "recording or writing failed (SQLite error, disk full)"},
+                  {"3", "bad input: not a profile, a damaged database, a missing path, a step that was not recorded"}};
+  for (auto& e : cli::shared_exit_codes(false)) m.exit_codes.push_back(e);
+  m.exit_codes.push_back({std::to_string(kExitCommandFailed), "record: the recorded command exited non-zero (the profile is still complete)"});
+  m.exit_codes.push_back({std::to_string(kExitWrongDiagnosis), "selftest: a scenario's diagnosis was wrong"});
+  m.environment = {cli::npu_node_variable(),
+                   {"NPUKIT_DIAGNOSIS_DIR", "the selftest's scenario matrix (default: share/npukit/diagnosis beside the program)"}};
+  m.examples = {{"npu-prof record -o prof -- npu-run ernie3-train --steps 10", "record a run"},
+                {"npu-prof report prof", "the diagnosis and summary"},
+                {"npu-prof report prof --format csv", "msprof's CSV files, per rank"},
+                {"npu-prof export prof --chrome trace.json --steps 2:3", "steps 2 and 3 as a trace"},
+                {"npu-prof diff before after", "what changed, op by op and per step"}};
+  m.see_also = {"npu-run(1)", "npu-emud(1)", "npu-smi(1)"};
+  return m;
+}
+
+void build_app(CLI::App& app, Args& a) {
+  cli::present(app, manual(), "operator timelines of an emulated Ascend node in an msprof-shaped SQLite database");
+  app.require_subcommand(1);
+  add_record(app, a);
+  add_report(app, a);
+  add_export(app, a);
+  add_diff(app, a);
+  add_selftest(app, a);
+}
+
+cli::Program program() {
+  CLI::App app;
+  Args a;
+  build_app(app, a);
+  return {cli::describe(app), manual(), nullptr};
+}
+
 // record's options beyond what CLI11 checks; kParsed when they hold.
 int check_record(Args& a) {
   RecordOptions& o = a.record.options;
   if (o.node.empty()) o.node = telemetry::node_name_from_env();
+  if (Status valid = telemetry::validate_node_name(o.node); !valid.ok()) return usage_error(valid.message());
   o.lossless = a.mode == "fast";
   if (o.attach && !o.command.empty()) return usage_error("record: --attach and a command exclude each other");
   if (o.attach && a.duration.empty()) return usage_error("record: --attach needs --duration, e.g. --duration 10s");
@@ -123,13 +175,7 @@ int check_record(Args& a) {
 // The command line, parsed and checked into `a`: kParsed, or the exit code when help was
 // printed or the line is wrong (its one line printed).
 int parse(CLI::App& app, Args& a, int argc, const char* const* argv) {
-  app.set_version_flag("--version", telemetry::version_line("npu-prof"));
-  app.require_subcommand(1);
-  add_record(app, a);
-  add_report(app, a);
-  add_export(app, a);
-  add_diff(app, a);
-  add_selftest(app, a);
+  build_app(app, a);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -139,7 +185,7 @@ int parse(CLI::App& app, Args& a, int argc, const char* const* argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    return usage_error(e.what());
+    return cli::parse_error_exit(app, e);
   }
   return app.got_subcommand("record") ? check_record(a) : kParsed;
 }
@@ -156,19 +202,18 @@ int dispatch(CLI::App& app, Args& a) {
   return usage_error("give a command: record, report, export, diff or selftest (see --help)");
 }
 
-constexpr const char* kAbout = "npu-prof: operator timelines of an emulated Ascend node in an msprof-shaped SQLite database";
-
 }  // namespace
 
 int run_cli(int argc, char** argv) {
-  CLI::App app{kAbout};
+  if (auto rc = cli::answer_meta_request(argc, argv, program, std::cout)) return *rc;
+  CLI::App app;
   Args a;
   int rc = parse(app, a, argc, argv);
   return rc == kParsed ? dispatch(app, a) : rc;
 }
 
 int check_args(int argc, const char* const* argv) {
-  CLI::App app{kAbout};
+  CLI::App app;
   Args a;
   int rc = parse(app, a, argc, argv);
   return rc == kParsed ? kExitOk : rc;

@@ -24,8 +24,8 @@ int fail(const Status& s) {
   switch (s.code()) {
     case Code::kNotFound:
     case Code::kInvalidArgument: return kExitBadInput;
-    case Code::kUnavailable:
-    case Code::kPermissionDenied: return kExitNoNode;  // 4: no node, or no access to it
+    case Code::kUnavailable: return kExitNoNode;
+    case Code::kPermissionDenied: return kExitNoAccess;
     default: return kExitFailed;
   }
 }

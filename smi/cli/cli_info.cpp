@@ -200,7 +200,8 @@ int run_set(Context& ctx, const std::vector<std::string>& args, bool clear) {
   if (!parse(app, args, bad)) return param_error(ctx, bad, help);
   if (h || !t.given()) return (*ctx.out << help, h ? kExitOk : kExitInvalidParameter);
   const std::string type = t.value();
-  bool ours = clear ? type == "ecc-info" : (type == "ecc-enable" || type == "reset" || type == "clear-ecc-info" || type == "power-limit");
+  auto ours_types = clear ? clear_types() : set_types();
+  bool ours = std::find(ours_types.begin(), ours_types.end(), type) != ours_types.end();
   if (!ours) {
     if (clear ? type == "tls-cert-period" : huawei_only_set_type(type)) {
       *ctx.out << "This device does not support " << (clear ? "clearing " : "setting ") << type << ".\n";

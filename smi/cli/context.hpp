@@ -9,6 +9,7 @@
 // Thread-safety: one command at a time per Context.
 #pragma once
 
+#include "telemetry/exit_codes.hpp"
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -32,11 +33,11 @@ inline constexpr int kExitNotSupported = 217;      // -9255: set type not suppor
 inline constexpr int kExitHealthWarn = 1;     // health: at least one WARN, no FAIL
 inline constexpr int kExitHealthFail = 2;     // health: at least one FAIL (Alarm/Critical)
 inline constexpr int kExitHealthUnknown = 3;  // health: stale node or a device without data
-inline constexpr int kExitUsage = 4;          // bad arguments to an extension option
-inline constexpr int kExitNoNode = 5;         // no node running (every command)
-inline constexpr int kExitBusError = 6;       // foreign/incompatible segment, bad $NPU_NODE, or
-                                              // another user's node (private, or set refused)
-inline constexpr int kExitInterrupted = 130;  // diag: SIGINT/SIGTERM during active tests
+inline constexpr int kExitUsage = exit_code::kUsage;    // bad arguments to an extension option
+inline constexpr int kExitNoNode = exit_code::kNoNode;  // no node running (every command)
+inline constexpr int kExitBusError = exit_code::kNoAccess;  // foreign/incompatible segment, bad
+                                              // $NPU_NODE, or another user's node (private, or set refused)
+inline constexpr int kExitInterrupted = exit_code::kInterrupted;  // diag: SIGINT/SIGTERM during active tests
 
 struct Context {
   std::ostream* out = nullptr;

@@ -1,6 +1,18 @@
 #include "smi/cli/help.hpp"
 
+#include "smi/common/text.hpp"
+
 namespace npukit::smi {
+
+namespace {
+
+std::string exit_code_lines() {
+  std::string out;
+  for (const npukit::cli::ExitCode& e : smi_exit_codes()) out += strprintf("\t%-13s %s\n", e.code.c_str(), e.meaning.c_str());
+  return out;
+}
+
+}  // namespace
 
 std::string top_help() {
   return "Usage: npu-smi <Command|-h|-v> [Options...]\n"
@@ -14,7 +26,7 @@ std::string top_help() {
          "\tclear         Clear device information\n"
          "\n"
          "npukit extensions (not in Huawei's npu-smi):\n"
-         "\t--query=<fields> --format=csv[,noheader][,nounits] [-i id]\n"
+         "\t--query=<fields> --format=csv[,noheader][,nounits] [-i|--id id]\n"
          "\t              One CSV row per chip; fields from --help-query\n"
          "\t              (--query-gpu and nvidia-smi's field names work too: memory.used, power.draw, ...)\n"
          "\t--help-query  List the fields --query takes, with units\n"
@@ -31,23 +43,31 @@ std::string top_help() {
          "\t              Sub-second, timestamped, bounded, machine-readable watch\n"
          "\tset -t power-limit -i id [-c chip] -d watts\n"
          "\t              Set the enforced power limit\n"
+         "\t--version     npukit's version (-v is the node's driver and firmware)\n"
          "\n"
-         "The node is --node-name NAME (anywhere), else $NPU_NODE (default npukit); start one with: npu-emud start --node-name <name>\n"
+         "The node is --node-name NAME or --node NAME (anywhere), else $NPU_NODE (default npukit); start one with: npu-emud start --node-name <name>\n"
          "\n"
-         "Exit codes:\n"
-         "\t0             success; health/diag: every chip PASS\n"
-         "\t1             health/diag: a WARN verdict, no FAIL\n"
-         "\t2             health/diag: a FAIL verdict (Alarm/Critical, link down, hang, ...)\n"
-         "\t3             health/diag: UNKNOWN (stale node, or a chip without data)\n"
-         "\t4             bad arguments to an extension (--query fields, --format, --count, health -i)\n"
-         "\t5             no node is running\n"
-         "\t6             the node's bus cannot be read (foreign or incompatible segment, bad $NPU_NODE)\n"
-         "\t211           (-9005) command or option is not found\n"
-         "\t215           (-9001) invalid parameter (option, type, card/chip id, value)\n"
-         "\t217           (-9255) this chip does not support the set type\n"
-         "\t232           (-9016) reset declined at the prompt\n"
-         "\t237           (-9019) the node refused a set/clear request\n"
-         "\t249           (-9007) the node rejected the device id\n";
+         "Exit codes:\n" +
+         exit_code_lines();
+}
+
+std::vector<npukit::cli::ExitCode> smi_exit_codes() {
+  return {
+      {"0", "success; health/diag: every chip PASS"},
+      {"1", "health/diag: a WARN verdict, no FAIL"},
+      {"2", "health/diag: a FAIL verdict (Alarm/Critical, link down, hang, ...)"},
+      {"3", "health/diag: UNKNOWN (stale node, or a chip without data)"},
+      {"4", "bad arguments to an extension (--query fields, --format, --count, health -i)"},
+      {"5", "no node is running"},
+      {"6", "the node's bus cannot be read (foreign or incompatible segment, bad $NPU_NODE, another user's private node)"},
+      {"130", "diag: interrupted by SIGINT or SIGTERM (its test jobs are cancelled)"},
+      {"211", "(-9005) command or option is not found"},
+      {"215", "(-9001) invalid parameter (option, type, card/chip id, value)"},
+      {"217", "(-9255) this chip does not support the set type"},
+      {"232", "(-9016) reset declined at the prompt"},
+      {"237", "(-9019) the node refused a set/clear request"},
+      {"249", "(-9007) the node rejected the device id"},
+  };
 }
 
 std::string info_help() {
@@ -113,7 +133,7 @@ std::string clear_help() {
 }
 
 std::string health_help() {
-  return "Usage: npu-smi health [-i id] [-v] [--json] [--npd]\n"
+  return "Usage: npu-smi health [-i id] [-v|--verbose] [--json] [--npd]\n"
          "\n"
          "Judges every chip (or card id's chips) with the passive health rules: heartbeat, device\n"
          "health, temperature, throttling, ECC errors, isolated pages, memory, links, AI Core hang,\n"
@@ -125,7 +145,7 @@ std::string health_help() {
 }
 
 std::string stats_help() {
-  return "Usage: npu-smi stats [--job ID] [--json]\n"
+  return "Usage: npu-smi stats [--job|-j ID] [--json]\n"
          "\n"
          "Job accounting for the node's running and recent jobs: devices, start and end (virtual\n"
          "time), exit status, peak HBM reserved, and per chip the energy, AI Core utilization\n"

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "telemetry/cli/meta.hpp"
 
 namespace npukit::smi {
 
@@ -14,5 +17,10 @@ std::string clear_help();
 std::string health_help();
 std::string topo_help();
 std::string stats_help();
+// npu-smi's exit codes: Huawei's for its commands, ours for the extensions (top_help lists them).
+std::vector<npukit::cli::ExitCode> smi_exit_codes();
+// The command model (for completion and the man page: npu-smi's parsers are one CLI11 app per
+// command, so the model is this table, checked against the parsers by tests/smi/cli) and manual.
+npukit::cli::Program smi_program();
 
 }  // namespace npukit::smi

@@ -1,12 +1,15 @@
 // npu-smi: Huawei-compatible CLI over the npukit bus, plus script-friendly extensions.
 #include "smi/cli/cli.hpp"
+#include "smi/cli/help.hpp"
 
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <string>
 #include <vector>
 
 int main(int argc, char** argv) {
+  if (auto rc = npukit::cli::answer_meta_request(argc, argv, npukit::smi::smi_program, std::cout)) return *rc;
   // `--node-name NAME` (or --node) anywhere selects the node, as $NPU_NODE does; the rest is npu-smi's.
   std::vector<const char*> args;
   for (int i = 0; i < argc; ++i) {

@@ -308,6 +308,16 @@ void append_proc_mem(std::string& out, const Object& block) {
 
 std::span<const std::string_view> info_types() { return kTypes; }
 
+std::span<const std::string_view> set_types() {
+  static constexpr std::string_view kSet[] = {"ecc-enable", "reset", "clear-ecc-info", "power-limit"};
+  return kSet;
+}
+
+std::span<const std::string_view> clear_types() {
+  static constexpr std::string_view kClear[] = {"ecc-info"};
+  return kClear;
+}
+
 bool is_info_type(std::string_view type) { return std::find(std::begin(kTypes), std::end(kTypes), type) != std::end(kTypes); }
 
 bool is_node_type(std::string_view type) { return type == "topo"; }

@@ -23,6 +23,9 @@ namespace npukit::smi {
 // The -t types this npu-smi answers (the rest of npu-smi's list are "Error parameter of -t").
 std::span<const std::string_view> info_types();
 bool is_info_type(std::string_view type);
+// The -t types of `set` and `clear` this npu-smi answers.
+std::span<const std::string_view> set_types();
+std::span<const std::string_view> clear_types();
 // Types that take no -i (answered for the whole node).
 bool is_node_type(std::string_view type);
 

@@ -129,6 +129,7 @@ class StopOnSignal {
 }  // namespace
 
 int run_exporter(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  if (auto rc = cli::answer_meta_request(argc, argv, exporter_program, out)) return *rc;
   ExporterOptions o;
   bool help = false;
   std::string error;

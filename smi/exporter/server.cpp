@@ -8,6 +8,7 @@
 #include "smi/exporter/metrics.hpp"
 #include "smi/exporter/text.hpp"
 #include "telemetry/naming.hpp"
+#include "telemetry/version.hpp"
 
 namespace npukit::smi::exporter {
 
@@ -52,7 +53,7 @@ std::string Exporter::scrape() {
   auto start = std::chrono::steady_clock::now();
   ScrapeStatus st;
   st.node = node_;
-  st.version = kExporterVersion;
+  st.version = std::string(telemetry::kVersion);
   std::optional<tf::Snapshot> snap;
   if (auto c = client(st.error)) {
     auto s = c->snapshot();
@@ -74,36 +75,77 @@ std::string Exporter::scrape() {
   return body;
 }
 
+namespace {
+
+struct RawArgs {
+  std::string listen, node;
+  bool help = false, version = false;
+};
+
+// npu-exporter's manual beyond its options (man npu-exporter, and --help's footer).
+cli::Manual manual() {
+  cli::Manual m;
+  m.name = "npu-exporter";
+  m.summary = "serve an npukit node's telemetry as Prometheus metrics";
+  m.description = {
+      "Serves the node's telemetry at http://HOST:PORT/metrics (text/plain; version=0.0.4): the MindX DL "
+      "npu_chip_info_* names plus every field of the bus, each device labelled by id, name and bus id. A "
+      "scrape reads the snapshot the node already published and never makes the node measure anything; "
+      "while the node is absent or stale the exporter still answers, with npukit_node_up 0.",
+      "deploy/ holds a Prometheus scrape config, alert rules and a Grafana dashboard for it, and systemd "
+      "units (npu-exporter@NODE.service).",
+  };
+  m.exit_codes = {{"0", "stopped by SIGINT or SIGTERM"},
+                  {"1", "cannot listen on the address (at start, or accept() failing for good later)"},
+                  {std::to_string(exit_code::kUsage), "usage: a bad option or value (one line names it)"}};
+  m.environment = {cli::npu_node_variable()};
+  m.examples = {{"npu-exporter --node-name lab", "serve node lab on 127.0.0.1:9101"},
+                {"npu-exporter --listen 0.0.0.0:9101", "serve on every interface"},
+                {"curl -s localhost:9101/metrics | grep npu_chip_info_power", "read it"}};
+  m.see_also = {"npu-smi(1)", "npu-emud(1)", "prometheus(1)"};
+  return m;
+}
+
+void build_app(CLI::App& app, RawArgs& r) {
+  cli::present(app, manual(), "serve an npukit node's telemetry as Prometheus metrics", false);
+  app.set_help_flag();  // our own -h: a parse error must name the bad option, not print help
+  app.add_option("--listen", r.listen, "address to listen on (default 127.0.0.1:9101; port 0: any free)")
+      ->type_name("HOST:PORT");
+  app.add_option("--node-name,--node", r.node, "node to export (default $NPU_NODE, else npukit)")->type_name("NODE");
+  app.add_flag("-h,--help", r.help, "this help");
+  app.add_flag("--version", r.version, "print the version and exit");
+}
+
+}  // namespace
+
+npukit::cli::Program exporter_program() {
+  CLI::App app;
+  RawArgs r;
+  build_app(app, r);
+  return {cli::describe(app), manual(), nullptr};
+}
+
 std::string exporter_help() {
-  return "Usage: npu-exporter [--listen HOST:PORT] [--node-name NAME]\n"
-         "\n"
-         "Serves the node's telemetry as Prometheus metrics at http://HOST:PORT/metrics\n"
-         "(text/plain; version=0.0.4): MindX DL npu_chip_info_* names plus every bus field.\n"
-         "\n"
-         "Options:\n"
-         "       --listen HOST:PORT  address to listen on (default 127.0.0.1:9101; port 0: any free)\n"
-         "       --node-name NAME    node to export (default $NPU_NODE, else npukit; --node is the same)\n"
-         "       -h, --help          this help\n"
-         "\n"
-         "Exit: 0 stopped by SIGINT/SIGTERM, 1 cannot listen, 4 bad arguments.\n";
+  CLI::App app;
+  RawArgs r;
+  build_app(app, r);
+  return app.help();
 }
 
 bool parse_exporter_args(int argc, const char* const* argv, ExporterOptions& out, bool& help, std::string& error) {
-  CLI::App app{"npu-exporter"};
-  app.set_help_flag();
-  std::string listen, node;
-  app.add_option("--listen", listen);
-  app.add_option("--node-name,--node", node);
-  app.add_flag("-h,--help", help);
-  bool version = false;
-  app.add_flag("--version", version);
+  CLI::App app;
+  RawArgs r;
+  build_app(app, r);
+  std::string& listen = r.listen;
+  std::string& node = r.node;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     error = e.what();
     return false;
   }
-  if (version) out.version = true;
+  if (r.version) out.version = true;
+  help = r.help;
   if (help) return true;
   if (!listen.empty() && !parse_listen(listen, out)) {
     error = "--listen: '" + listen + "' is not HOST:PORT (e.g. 127.0.0.1:9101)";

@@ -12,6 +12,7 @@
 // Thread-safety: Exporter::scrape() may be called from several threads at once.
 #pragma once
 
+#include "telemetry/exit_codes.hpp"
 #include <atomic>
 #include <functional>
 #include <iosfwd>
@@ -19,13 +20,13 @@
 #include <mutex>
 #include <string>
 
+#include "telemetry/cli/meta.hpp"
 #include "telemetry/client.hpp"
 
 namespace npukit::smi::exporter {
 
-inline constexpr const char* kExporterVersion = "0.1.0";
 inline constexpr int kExitListenFailed = 1;
-inline constexpr int kExitBadArguments = 4;
+inline constexpr int kExitBadArguments = exit_code::kUsage;
 
 class Exporter {
  public:
@@ -56,6 +57,8 @@ struct ExporterOptions {
 // false with a one-line message in `error` for bad arguments; `help` set for -h/--help.
 bool parse_exporter_args(int argc, const char* const* argv, ExporterOptions& out, bool& help, std::string& error);
 std::string exporter_help();
+// The command model and manual (man npu-exporter, completion).
+npukit::cli::Program exporter_program();
 
 // The whole program: parse, bind, serve until SIGINT/SIGTERM (http.cpp). The HTTP side
 // is cpp-httplib's Server (GET/HEAD /metrics and /; one request per connection, "Connection:

@@ -19,6 +19,7 @@
 // Thread-safety: run() and run_headless() own the calling thread until they return.
 #pragma once
 
+#include "telemetry/exit_codes.hpp"
 #include <optional>
 #include <ostream>
 #include <string>
@@ -31,11 +32,11 @@
 
 namespace npukit::top {
 
-inline constexpr int kExitOk = 0;
+inline constexpr int kExitOk = exit_code::kOk;
 inline constexpr int kExitError = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitNoNode = 3;
-inline constexpr int kExitPermission = 4;
+inline constexpr int kExitUsage = exit_code::kUsage;
+inline constexpr int kExitNoNode = exit_code::kNoNode;
+inline constexpr int kExitPermission = exit_code::kNoAccess;
 
 struct Options {
   std::string node = "npukit";

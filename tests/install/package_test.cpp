@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "tests/daemon_util.hpp"
+#include "tests/tmux_util.hpp"
 
 namespace npukit {
 namespace {
@@ -63,6 +64,10 @@ TEST(Package, HoldsTheProgramsTheirDataTheDocsAndTheServices) {
                            "usr/lib/systemd/system/npu-emud@.service", "usr/lib/systemd/system/npu-exporter@.service"}) {
     EXPECT_TRUE(fs::exists(p.root / file)) << file;
   }
+  for (const char* program : {"npu-emud", "npu-run", "npu-prof", "npu-smi", "npu-top", "npu-exporter"}) {
+    EXPECT_TRUE(fs::exists(p.root / "usr/share/man/man1" / (std::string(program) + ".1.gz"))) << program;
+    EXPECT_TRUE(fs::exists(p.root / "usr/share/bash-completion/completions" / program)) << program;
+  }
   auto deps = run_command("dpkg-deb -f " + p.deb.string() + " Depends");
   for (const char* lib : {"libsqlite3-0", "libncursesw6", "libcpp-httplib"}) {
     EXPECT_NE(deps.output.find(lib), std::string::npos) << deps.output;
@@ -94,6 +99,33 @@ TEST(Package, ItsProgramsRunFromElsewhereOnTheirOwnData) {
   EXPECT_NE(list.output.find("ernie3-train"), std::string::npos) << list.output;
   EXPECT_NE(list.output.find("pkg-only-burn"), std::string::npos) << list.output;
   EXPECT_EQ(run.exit_code, 0) << run.output;
+}
+
+TEST(Package, ManRendersItsPageAndBashCompletesItsTypes) {
+  const Package& p = package();
+  ASSERT_FALSE(p.deb.empty());
+  for (const auto& [program, package_name] : {std::pair{"man", "man-db"}, std::pair{"tmux", "tmux"}}) {
+    std::string missing = ensure_debian_package(program, package_name);
+    if (!missing.empty()) GTEST_SKIP() << missing;
+  }
+  // man, from the unpacked tree's man directory, as a user would type it.
+  auto man = run_command("cd / && MANPATH=" + (p.root / "usr/share/man").string() + " MANWIDTH=80 man -P cat npu-smi");
+  EXPECT_EQ(man.exit_code, 0) << man.output;
+  EXPECT_NE(man.output.find("NPU-SMI(1)"), std::string::npos) << man.output;
+  EXPECT_NE(man.output.find("--query-gpu=FIELD,..."), std::string::npos) << man.output;
+  EXPECT_NE(man.output.find("EXIT STATUS"), std::string::npos);
+  // A real interactive bash in a real terminal, with the installed completion and programs.
+  std::string bin = (p.root / "usr/bin").string();
+  std::string completion = (p.root / "usr/share/bash-completion/completions/npu-smi").string();
+  testing::Tmux term("completion", 120, 30, "env -i TERM=xterm HOME=/tmp PATH=" + bin + ":/usr/bin:/bin bash --norc --noprofile -i");
+  term.keys("'source " + completion + "' Enter");
+  term.keys("'npu-smi info -t ' Tab Tab");
+  EXPECT_TRUE(term.shows("phyid-remap")) << term.last_screen;
+  for (const char* type : {"board", "common", "usages", "health", "temp", "power", "memory", "ecc", "proc-mem", "sensors"}) {
+    EXPECT_NE(term.last_screen.find(type), std::string::npos) << type << "\n" << term.last_screen;
+  }
+  term.keys("C-u 'npu-smi --query-gpu=memory.u' Tab");
+  EXPECT_TRUE(term.shows("npu-smi --query-gpu=memory.used")) << term.last_screen;
 }
 
 }  // namespace

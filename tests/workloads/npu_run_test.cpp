@@ -53,7 +53,7 @@ TEST(NpuRun, ScenariosFailWithTheRuntimesMessage) {
 TEST(NpuRun, BrokenWorkloadFilesExitWithUsageErrors) {
   for (const char* f : {"truncated.json", "wrong_type.json", "bad_shape.json", "unknown_field.json"}) {
     auto r = run_command(npu_run() + " " + data(f) + " --standalone --fast");
-    EXPECT_EQ(r.exit_code, 2) << f << ": " << r.output;
+    EXPECT_EQ(r.exit_code, 4) << f << ": " << r.output;
     EXPECT_EQ(r.output.rfind("npu-run: workload error: " + data(f), 0), 0u) << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << "one line: " << r.output;
   }
@@ -63,8 +63,8 @@ TEST(NpuRun, BrokenWorkloadFilesExitWithUsageErrors) {
   auto shape = run_command(npu_run() + " " + data("impossible_shape.json") + " --standalone --fast");
   EXPECT_EQ(shape.exit_code, 1);
   EXPECT_NE(shape.output.find("ShapeInferenceError: MatMulV2"), std::string::npos) << shape.output;
-  EXPECT_EQ(run_command(npu_run() + " resnet50-train --steps 0").exit_code, 2);
-  EXPECT_EQ(run_command(npu_run() + " resnet50-train --devices 0,x --standalone").exit_code, 2);
+  EXPECT_EQ(run_command(npu_run() + " resnet50-train --steps 0").exit_code, 4);
+  EXPECT_EQ(run_command(npu_run() + " resnet50-train --devices 0,x --standalone").exit_code, 4);
 }
 
 TEST(NpuRun, AllocatorChurnIsSlowerWithDirect) {
@@ -124,7 +124,7 @@ TEST(NpuRun, DataloaderStarvationLeavesAiCoresIdleOnTheBus) {
 
 TEST(NpuRun, NoDaemonSaysSo) {
   auto r = run_command(npu_run() + " resnet50-train --node-name " + unique_node("absent"));
-  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.exit_code, 5);
   EXPECT_NE(r.output.find("is running (start one with: npu-emud start --node-name"), std::string::npos) << r.output;
 }
 

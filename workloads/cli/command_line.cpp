@@ -6,7 +6,10 @@
 #include <cstdlib>
 
 #include <CLI/CLI.hpp>
+#include <iostream>
 
+#include "emulator/device/spec.hpp"
+#include "telemetry/cli/meta.hpp"
 #include "telemetry/naming.hpp"
 #include "workloads/cli/standalone.hpp"
 #include "telemetry/version.hpp"
@@ -28,12 +31,13 @@ struct Args {
 };
 
 void add_options(CLI::App& app, Args& a) {
-  app.add_option("workload", a.name, "built-in name or path to a workload .json");
+  app.add_option("workload", a.name, "built-in name or path to a workload .json")->type_name("WORKLOAD");
   app.add_flag("--list", a.list, "list the built-in workloads");
   app.add_option("--steps", a.steps, "steps to run (default: the workload's)")->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
   app.add_option("--spec", a.spec, "node spec for --standalone and mlp-train (8x910B2, 8x910B3, 8x910, 4x310P3 or a JSON path)")
-      ->capture_default_str();
-  app.add_option("--node-name,--node", a.node_name, "daemon node to submit to (default $NPU_NODE or npukit)");
+      ->capture_default_str()
+      ->type_name("SPEC");
+  app.add_option("--node-name,--node", a.node_name, "daemon node to submit to (default $NPU_NODE or npukit)")->type_name("NODE");
   app.add_option("--devices", a.devices, "comma-separated device ids, one per rank (data-parallel workloads scale)");
   app.add_flag("--fast", a.fast, "standalone: run as fast as possible instead of paced");
   app.add_option("--speed", a.speed, "standalone paced: virtual seconds per wall second")->capture_default_str();
@@ -93,16 +97,62 @@ bool refuse_in_process_under_recorder(const Args& a) {
   return true;
 }
 
+// npu-run's manual beyond its options (man npu-run, and --help's footer).
+cli::Manual manual() {
+  cli::Manual m;
+  m.name = "npu-run";
+  m.summary = "run a workload on an emulated NPU node";
+  m.description = {
+      "Runs a workload, a built-in name (npu-run --list) or a workload JSON file, as a job on the node "
+      "named by --node-name (default $NPU_NODE, else npukit), or with --standalone on a node inside this "
+      "process. It prints one line per step (step number from 1, step time, throughput, ETA) and a "
+      "summary: the mean step time over steps 2 and on, throughput and peak reserved memory per device.",
+      "A job on a daemon node runs paced: virtual time follows the wall clock times the node's --speed. "
+      "A --standalone run is paced too unless --fast runs it as fast as the host allows.",
+  };
+  m.exit_codes = {{"0", "the job completed"},
+                  {"1", "the job failed; the runtime's message is printed (acl_rt_malloc failed, size=...)"}};
+  for (auto& e : cli::shared_exit_codes(true)) m.exit_codes.push_back(e);
+  m.environment = {cli::npu_node_variable(),
+                   {"NPUKIT_WORKLOAD_DIR", "where the built-in workloads are (default: share/npukit/workloads beside the program)"},
+                   {"NPUKIT_SPEC_DIR", "where node and device specs are, for --standalone (default: share/npukit/specs)"}};
+  m.examples = {{"npu-run --list", "the built-in workloads"},
+                {"npu-run resnet50-train --steps 20", "20 steps on the default node"},
+                {"npu-run ernie3-train --standalone --fast --steps 3", "no daemon: a node inside npu-run, as fast as possible"},
+                {"npu-run bert-large-train --allocator direct", "the same job with the malloc/free allocator"}};
+  m.see_also = {"npu-emud(1)", "npu-smi(1)", "npu-prof(1)"};
+  return m;
+}
+
+void build_app(CLI::App& app, Args& a) {
+  cli::present(app, manual(), "run a workload (a built-in name or a workload JSON file) on an emulated NPU node");
+  add_options(app, a);
+}
+
+cli::Program program() {
+  CLI::App app;
+  Args a;
+  build_app(app, a);
+  return {cli::describe(app), manual(), [](const std::string& kind, const std::vector<std::string>&) {
+            std::vector<std::string> out;
+            if (kind == "SPEC") out = emu::catalog_node_names();
+            if (kind == "WORKLOAD") {
+              out = builtin_names();
+              out.push_back("mlp-train");
+            }
+            return out;
+          }};
+}
+
 constexpr int kParsed = -1;
 
 // The command line into `a`: kParsed, or the exit code (help, --list or a usage error printed).
 int parse(CLI::App& app, Args& a, int argc, const char* const* argv) {
-  app.set_version_flag("--version", telemetry::version_line("npu-run"));
-  add_options(app, a);
+  build_app(app, a);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? 0 : kExitUsage;
+    return cli::parse_error_exit(app, e);
   }
   if (a.list || a.name.empty()) {
     for (const auto& n : builtin_names()) std::printf("%s\n", n.c_str());
@@ -143,19 +193,18 @@ int run(const Args& a) {
   return run_workload(*w, *points, *backend, {.hccl_format = a.hccl, .interrupted = &g_interrupted});
 }
 
-constexpr const char* kAbout = "npu-run: run a workload (a built-in name or a workload JSON file) on an emulated NPU node";
-
 }  // namespace
 
 int run_command_line(int argc, const char* const* argv) {
-  CLI::App app{kAbout};
+  if (auto rc = cli::answer_meta_request(argc, argv, program, std::cout)) return *rc;
+  CLI::App app;
   Args a;
   int rc = parse(app, a, argc, argv);
   return rc == kParsed ? run(a) : rc;
 }
 
 int check_command_line(int argc, const char* const* argv) {
-  CLI::App app{kAbout};
+  CLI::App app;
   Args a;
   int rc = parse(app, a, argc, argv);
   return rc == kParsed ? kExitOk : rc;

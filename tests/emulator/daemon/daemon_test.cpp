@@ -30,7 +30,7 @@ json small_program(int ranks, int repeat) {
 
 TEST(Daemon, StartStatusStopAndExitCodes) {
   std::string name = unique_node("life");
-  EXPECT_EQ(run_command(emud() + " status --node-name " + name).exit_code, 1);
+  EXPECT_EQ(run_command(emud() + " status --node-name " + name).exit_code, 5);
   auto start = run_command(emud() + " start --node-name " + name + " --spec 8x910B3");
   ASSERT_EQ(start.exit_code, 0) << start.output;
   EXPECT_NE(start.output.find("node '" + name + "' (8x910B3, 8 devices) is ready"), std::string::npos);
@@ -42,9 +42,9 @@ TEST(Daemon, StartStatusStopAndExitCodes) {
   EXPECT_NE(status.output.find("8x910B3, 8 devices"), std::string::npos);
   auto stop = run_command(emud() + " stop --node-name " + name);
   EXPECT_EQ(stop.exit_code, 0) << stop.output;
-  EXPECT_EQ(run_command(emud() + " status --node-name " + name).exit_code, 1);
-  EXPECT_EQ(run_command(emud() + " stop --node-name " + name).exit_code, 1);
-  EXPECT_EQ(run_command(emud() + " start --node-name 'bad/name'").exit_code, 2);
+  EXPECT_EQ(run_command(emud() + " status --node-name " + name).exit_code, 5);
+  EXPECT_EQ(run_command(emud() + " stop --node-name " + name).exit_code, 5);
+  EXPECT_EQ(run_command(emud() + " start --node-name 'bad/name'").exit_code, 4);
   EXPECT_EQ(run_command(emud() + " start --node-name " + name + " --spec 9x9").exit_code, 3);
   ::unlink((tf::control_socket_path(name).substr(0, tf::control_socket_path(name).size() - 5) + ".log").c_str());
 }
@@ -110,25 +110,25 @@ TEST(Daemon, NodesArePrivateByDefaultAndAccessAllOpensReadingOnly) {
     EXPECT_NE(info.output.find("Permission denied (the node is private to its owner; npu-emud start --access group|all shares it)"),
               std::string::npos) << info.output;
     auto inject = run_command(as_nobody + emud() + " inject --node-name " + node.name() + " --device 0 --fault ecc-storm");
-    EXPECT_EQ(inject.exit_code, 4) << inject.output;
+    EXPECT_EQ(inject.exit_code, 6) << inject.output;
     auto record = run_command(as_nobody + prof + " record -o /tmp/npukit-denied-" + node.name() + " --node-name " + node.name() +
                               " --attach --duration 1");
-    EXPECT_EQ(record.exit_code, 4) << record.output;
+    EXPECT_EQ(record.exit_code, 6) << record.output;
     auto top = run_command(as_nobody + top_path + " --frames 1 --node " + node.name());
-    EXPECT_EQ(top.exit_code, 4) << top.output;
+    EXPECT_EQ(top.exit_code, 6) << top.output;
     EXPECT_NE(top.output.find("Permission denied (the node is private to its owner"), std::string::npos) << top.output;
     auto job = run_command(as_nobody + run_path + " burn --steps 1 --node " + node.name());
-    EXPECT_EQ(job.exit_code, 4) << job.output;
+    EXPECT_EQ(job.exit_code, 6) << job.output;
     EXPECT_EQ(job.output.find("--standalone"), std::string::npos) << "no node-less hint for a refusal: " << job.output;
   }
   ScopedNode open("open", "--access all");
   EXPECT_EQ(run_command(as_nobody + smi + " info --node-name " + open.name()).exit_code, 0);
   EXPECT_EQ(run_command(as_nobody + top_path + " --frames 1 --node " + open.name()).exit_code, 0);
   auto inject = run_command(as_nobody + emud() + " inject --node-name " + open.name() + " --device 0 --fault ecc-storm");
-  EXPECT_EQ(inject.exit_code, 4) << inject.output;
+  EXPECT_EQ(inject.exit_code, 6) << inject.output;
   EXPECT_NE(inject.output.find("permission denied: uid 65534 may not inject"), std::string::npos) << inject.output;
   auto job = run_command(as_nobody + run_path + " burn --steps 1 --node " + open.name());
-  EXPECT_EQ(job.exit_code, 4) << job.output;
+  EXPECT_EQ(job.exit_code, 6) << job.output;
   EXPECT_NE(job.output.find("npu-run: permission denied: uid 65534 may not submit"), std::string::npos) << job.output;
   auto set = run_command(as_nobody + smi + " set -t power-limit -i 0 -c 0 -d 300 --node-name " + open.name());
   EXPECT_EQ(set.exit_code, 6) << set.output;
@@ -308,7 +308,7 @@ TEST(Daemon, KilledDaemonReadsStaleAndTheNextStartRecovers) {
     EXPECT_EQ(snap->device(0, tf::fid::kPowerWatts).status, tf::SampleStatus::kStale);
   }
   auto status = run_command(emud() + " status --node-name " + node.name());
-  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_EQ(status.exit_code, 5);
   EXPECT_NE(status.output.find("is stale"), std::string::npos) << status.output;
   auto restart = run_command(emud() + " start --node-name " + node.name());
   EXPECT_EQ(restart.exit_code, 0) << restart.output;

@@ -130,22 +130,22 @@ TEST(Cli, DamagedDatabasesAreReportedAsDamagedNamingWhatIsWrong) {
 }
 
 TEST(Cli, BadArgumentsAreUsageErrors) {
-  EXPECT_EQ(run_command(prof()).exit_code, 2);
-  EXPECT_EQ(run_command(prof() + " report").exit_code, 2);
-  EXPECT_EQ(run_command(prof() + " report x --format xml").exit_code, 2);
-  EXPECT_EQ(run_command(prof() + " report x --top 0").exit_code, 2);
-  EXPECT_EQ(run_command(prof() + " frobnicate").exit_code, 2);
+  EXPECT_EQ(run_command(prof()).exit_code, 4);
+  EXPECT_EQ(run_command(prof() + " report").exit_code, 4);
+  EXPECT_EQ(run_command(prof() + " report x --format xml").exit_code, 4);
+  EXPECT_EQ(run_command(prof() + " report x --top 0").exit_code, 4);
+  EXPECT_EQ(run_command(prof() + " frobnicate").exit_code, 4);
   auto no_cmd = run_command(prof() + " record -o /tmp/x");
-  EXPECT_EQ(no_cmd.exit_code, 2);
+  EXPECT_EQ(no_cmd.exit_code, 4);
   expect_one_line(no_cmd, "give the command to record after --");
   auto no_dur = run_command(prof() + " record -o /tmp/x --attach");
-  EXPECT_EQ(no_dur.exit_code, 2);
+  EXPECT_EQ(no_dur.exit_code, 4);
   expect_one_line(no_dur, "--attach needs --duration");
   auto bad_dur = run_command(prof() + " record -o /tmp/x --attach --duration soon");
-  EXPECT_EQ(bad_dur.exit_code, 2);
+  EXPECT_EQ(bad_dur.exit_code, 4);
   expect_one_line(bad_dur, "invalid duration 'soon'");
   auto bad_node = run_command(prof() + " record -o /tmp/x --node-name 'a/b' -- true");
-  EXPECT_EQ(bad_node.exit_code, 3);
+  EXPECT_EQ(bad_node.exit_code, 4);
   expect_one_line(bad_node, "invalid node name 'a/b'");
   EXPECT_EQ(run_command(prof() + " --help").exit_code, 0);
 }
@@ -153,7 +153,7 @@ TEST(Cli, BadArgumentsAreUsageErrors) {
 TEST(Cli, NoNodeRunning) {
   TempDir dir("nonode");
   auto r = run_command(prof() + " record -o " + dir.str() + " --node-name " + unique_node("absent") + " -- true");
-  EXPECT_EQ(r.exit_code, 4);
+  EXPECT_EQ(r.exit_code, 5);
   expect_one_line(r, "is running (start one with: npu-emud start --node-name");
 }
 
@@ -166,7 +166,7 @@ TEST(Cli, CommandThatCannotRunOrFails) {
   // A failing command still leaves a finished, reportable profile; the exit code says it failed.
   auto failing = run_command(prof() + " record -o " + (dir / "b") + " --node-name " + node.name() + " -- " + npu_run() +
                              " no-such-workload");
-  EXPECT_EQ(failing.exit_code, 5) << failing.output;
+  EXPECT_EQ(failing.exit_code, 7) << failing.output;
   EXPECT_NE(failing.output.find("the recorded command exited with status"), std::string::npos) << failing.output;
   std::string db = find_db(dir / "b");
   ASSERT_FALSE(db.empty());
@@ -189,9 +189,9 @@ TEST(Cli, RecordRefusesWorkThatWouldRunOutOfItsSight) {
   for (const auto& [args, line] : cases) {
     std::string out = dir / ("r" + std::to_string(n++));
     auto r = run_command(prof() + " record -o " + out + " --node-name " + node.name() + " -- " + npu_run() + " " + args);
-    EXPECT_EQ(r.exit_code, 5) << r.output;
+    EXPECT_EQ(r.exit_code, 7) << r.output;
     EXPECT_NE(r.output.find(line), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("the recorded command exited with status 2"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("the recorded command exited with status 4"), std::string::npos) << r.output;
     EXPECT_EQ(sqlite_sum(find_dbs(out), "SELECT count(*) FROM TASK"), 0) << "nothing else was recorded";
   }
   // Outside a recorder --standalone runs as before.

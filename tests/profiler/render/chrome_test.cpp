@@ -198,7 +198,7 @@ TEST(ChromeExport, StepsAndRanksNarrowTheTrace) {
   EXPECT_EQ(steps, 1);
   // Bad selections: one line each.
   auto bad = run_command(prof() + " export --chrome " + (dir / "u.json") + " --steps 3:1 " + run.dir);
-  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_EQ(bad.exit_code, 4) << bad.output;
   EXPECT_NE(bad.output.find("npu-prof: export: --steps '3:1': use A:B"), std::string::npos) << bad.output;
   auto missing = run_command(prof() + " export --chrome " + (dir / "v.json") + " --steps 7:8 " + run.dir);
   EXPECT_EQ(missing.exit_code, 3) << missing.output;

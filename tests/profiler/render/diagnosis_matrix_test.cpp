@@ -60,7 +60,7 @@ TEST(DiagnosisMatrix, AWrongExpectationFailsTheSelftest) {
   std::ofstream(dir / "matrix.json")
       << R"({"scenarios": [{"name": "loader", "cause": "slow_rank", "baseline": "clean", "injects": "a loader"}]})";
   auto r = run_command("(" + prof() + " selftest --dir " + dir.str() + " 2>/dev/null)");
-  EXPECT_EQ(r.exit_code, 6) << r.output;
+  EXPECT_EQ(r.exit_code, 8) << r.output;
   EXPECT_NE(r.output.find("| loader | a loader | slow_rank | data_loader_starvation |"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("WRONG"), std::string::npos);
   EXPECT_NE(r.output.find("top-1: 0 of 1 right"), std::string::npos);

