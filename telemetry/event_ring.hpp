@@ -7,7 +7,7 @@
 // advanced to s+1. A reader expects 2s+2 at its cursor; a larger value means the writer lapped
 // it: the skipped events are counted as missed and reported, never silently dropped.
 //
-// Lossless mode (opt-in, e.g. a profiler in fast mode): the cursor registers in one of the
+// Lossless mode (opt-in, e.g. npu-prof record --mode lossless, its default): the cursor registers in one of the
 // segment's reader slots (owner = pid << 32 | tag, cursor). Before overwriting a record the
 // writer waits until every registered reader has consumed it: it spins, then yields, then
 // sleeps 20 us, for at most the lossless timeout (default 1 s, RingWriter's constructor).

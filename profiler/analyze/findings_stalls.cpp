@@ -54,7 +54,7 @@ std::map<int, HostStall> idle_during(const ProfileData& d, const std::map<int, s
   std::map<int, HostStall> out;
   std::map<int, Intervals> busy;  // per device, computed once
   for (const StepWindow& w : d.steps) {
-    if (w.step == 0) continue;  // the warm-up step
+    if (w.step == kFirstStep) continue;  // the warm-up step
     HostStall& p = out[w.device];
     p.step_ns += static_cast<double>(w.window.length()), ++p.steps;
     auto it = spans.find(w.device);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -44,6 +46,18 @@ void set_ratios(std::vector<Row>& rows) {
   std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.stats.total > b.stats.total; });
 }
 
+// EMU_RUN.speed (virtual ns per wall ns; 0 on a node that runs as fast as it can) as the run's
+// pace, in the words npu-run uses.
+std::string pace_of(const std::string& speed) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(speed.data(), speed.data() + speed.size(), v);
+  if (ec != std::errc() || end == speed.data() || !std::isfinite(v) || v < 0) return "NA";
+  if (v == 0) return "fast";
+  char text[32];
+  std::snprintf(text, sizeof text, "paced at speed %g", v);
+  return text;
+}
+
 ReportHeader header_of(const ProfileData& d) {
   ReportHeader h;
   h.db = d.db_path;
@@ -58,6 +72,9 @@ ReportHeader header_of(const ProfileData& d) {
   h.node = d.run_value("node", "NA");
   h.node_spec = d.run_value("node_spec", "NA");
   h.mode = d.run_value("mode", "NA");
+  if (h.mode == "fast") h.mode = "lossless";  // the names before 0.1.0's vocabulary
+  if (h.mode == "paced") h.mode = "lossy";
+  h.pace = pace_of(d.run_value("speed", "NA"));
   h.command = d.run_value("command", "NA");
   h.job = d.job_settings;
   for (const auto& [id, name] : d.npu_names) h.devices.emplace_back(id, name);
@@ -337,10 +354,11 @@ bool StepFilter::contains(int device, int64_t start) const {
 Result<std::vector<std::size_t>> select_tasks(const ProfileData& d, std::optional<int64_t> step) {
   StepFilter filter(d, step);
   if (step && filter.empty()) {
-    int64_t last = -1;
+    int64_t last = kFirstStep - 1;
     for (const StepWindow& w : d.steps) last = std::max(last, w.step);
     return InvalidArgument(d.db_path + ": no step " + std::to_string(*step) + " recorded" +
-                           (last < 0 ? std::string(" (the recording has no steps)") : " (steps 0-" + std::to_string(last) + ")"));
+                           (last < kFirstStep ? std::string(" (the recording has no steps)")
+                                              : " (steps " + std::to_string(kFirstStep) + "-" + std::to_string(last) + ")"));
   }
   std::vector<std::size_t> sel;
   sel.reserve(d.tasks.size());

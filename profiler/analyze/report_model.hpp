@@ -36,7 +36,9 @@ struct ReportHeader {
   std::string node_lost;  // the node went away mid-recording: why (EMU_RUN.node_lost; "" when it did not)
   // "complete", "INCOMPLETE: the recorder stopped before finalizing; ..." or "DAMAGED: <what>; ..."
   std::string recording_state() const;
-  std::string node, node_spec, mode, command;
+  std::string node, node_spec, command;
+  std::string mode;  // the recording: "lossless" or "lossy" (EMU_RUN.mode; older profiles' fast/paced mapped)
+  std::string pace;  // the run: "paced at speed X" or "fast" (EMU_RUN.speed), "NA" when not recorded
   std::vector<std::pair<int, std::string>> devices;  // id, chip name
   int64_t session_start = 0, session_end = 0;
   int64_t first_task = 0;  // the origin of the "offset" times

@@ -101,7 +101,7 @@ constexpr RuleDef kRules[] = {
      "the recorder stopped before finalizing, or the node went away mid-recording", "",
      Severity::kWarning, "re-record; this report covers what was committed"},
     {"dropped_events", "EMU_RUN events_missed, lossless_lost", "any event missed", "", Severity::kWarning,
-     "record in fast mode (lossless), or with fewer readers on the node"},
+     "record with --mode lossless (the default), or with fewer readers on the node"},
 };
 
 }  // namespace

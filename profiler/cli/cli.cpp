@@ -39,7 +39,7 @@ struct Args {
   DiffArgs diff;
   SelftestArgs selftest;
   std::string duration;
-  std::string mode = "fast";
+  std::string mode = "lossless";
 };
 
 void add_record(CLI::App& app, Args& a) {
@@ -48,9 +48,9 @@ void add_record(CLI::App& app, Args& a) {
   c->add_option("--node-name,--node", a.record.options.node, "node to record (default $NPU_NODE or npukit)")->type_name("NODE");
   c->add_flag("--attach", a.record.options.attach, "record a running node (with --duration) instead of a command");
   c->add_option("--duration", a.duration, "attach: how long to record, e.g. 10s, 500ms, 2m");
-  c->add_option("--mode", a.mode, "fast: lossless (the node waits for the recorder); paced: never slows the node, "
-                                  "counts what it misses")
-      ->check(CLI::IsMember({"fast", "paced"}))
+  c->add_option("--mode", a.mode, "lossless: the node waits for the recorder rather than drop an event; lossy: "
+                                  "never slows the node, counts what it misses")
+      ->check(CLI::IsMember({"lossless", "lossy"}))
       ->capture_default_str();
   c->add_option("command", a.record.options.command, "the command to run, after --");
 }
@@ -64,7 +64,8 @@ void add_report(CLI::App& app, Args& a) {
       ->check(CLI::IsMember({"text", "csv", "json"}))
       ->capture_default_str();
   c->add_option("--top", a.report.top, "rows of the top-N tables")->check(CLI::Range(1, 100000))->capture_default_str();
-  c->add_option("--step", a.report.step, "only this step (0-based) in the step breakdown and the op tables");
+  c->add_option("--step", a.report.step, "only this step (numbered from 1, as npu-run prints it) in the step breakdown and the op tables")
+      ->check(CLI::PositiveNumber);
   c->add_flag("--full", a.report.full, "text: every section (the default is the summary)");
   std::vector<std::string> sections(std::begin(kReportSections), std::end(kReportSections));
   c->add_option("--section", a.report.section, "text: one section in full")->check(CLI::IsMember(sections));
@@ -79,8 +80,8 @@ void add_export(CLI::App& app, Args& a) {
   c->add_option("--chrome", a.exp.chrome, "write a Trace Event Format JSON file (Perfetto UI, chrome://tracing, speedscope)")
       ->required();
   c->add_option("DIR", a.exp.path, "the recording")->required();
-  c->add_option("--steps", a.exp.steps, "steps to export: A:B (0-based, inclusive), N, or all "
-                                        "(default: all of a short run, else steps 1-3)");
+  c->add_option("--steps", a.exp.steps, "steps to export: A:B (numbered from 1, inclusive), N, or all "
+                                        "(default: all of a short run, else steps 2-4)");
   c->add_option("--ranks", a.exp.ranks, "ranks to export, e.g. 0,3 (default: every rank)");
   c->add_option("--rank", a.exp.rank, "only this rank of a multi-rank recording")->check(CLI::NonNegativeNumber);
 }
@@ -119,6 +120,8 @@ cli::Manual manual() {
       "csv writes msprof's CSV files and json the same report as data. export --chrome writes a trace for "
       "Perfetto or chrome://tracing; diff compares two recordings op by op and per step. selftest scores "
       "the diagnosis against causes the emulator injects on purpose.",
+      "Steps are numbered from 1 everywhere, as npu-run prints them: in reports, --step, --steps, traces, "
+      "diffs, STEP_TIME and the CSV exports.",
   };
   m.exit_codes = {{"0", "done"},
                   {"1", "recording or writing failed (SQLite error, disk full)"},
@@ -159,7 +162,7 @@ int check_record(Args& a) {
   RecordOptions& o = a.record.options;
   if (o.node.empty()) o.node = telemetry::node_name_from_env();
   if (Status valid = telemetry::validate_node_name(o.node); !valid.ok()) return usage_error(valid.message());
-  o.lossless = a.mode == "fast";
+  o.lossless = a.mode == "lossless";
   if (o.attach && !o.command.empty()) return usage_error("record: --attach and a command exclude each other");
   if (o.attach && a.duration.empty()) return usage_error("record: --attach needs --duration, e.g. --duration 10s");
   if (!o.attach && o.command.empty()) return usage_error("record: give the command to record after --, or --attach --duration D");

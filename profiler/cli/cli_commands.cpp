@@ -121,7 +121,7 @@ int run_report(const ReportArgs& args) {
 
 namespace {
 
-// "A:B" or "N" (0-based steps) -> the range; "all" -> none. InvalidArgument names the text.
+// "A:B" or "N" (steps numbered from 1) -> the range; "all" -> none. InvalidArgument names the text.
 Result<std::optional<std::pair<int64_t, int64_t>>> parse_steps(const std::string& text) {
   if (text == "all") return std::optional<std::pair<int64_t, int64_t>>{};
   int64_t a = -1, b = -1;
@@ -129,7 +129,7 @@ Result<std::optional<std::pair<int64_t, int64_t>>> parse_steps(const std::string
   int n = std::sscanf(text.c_str(), "%ld:%ld%c", &a, &b, &tail);
   if (n == 1 && text.find(':') == std::string::npos) b = a;
   else if (n != 2) a = -1;
-  if (a < 0 || b < a) return InvalidArgument("--steps '" + text + "': use A:B (0-based, A <= B), N or all");
+  if (a < kFirstStep || b < a) return InvalidArgument("--steps '" + text + "': use A:B (steps from 1, A <= B), N or all");
   return std::optional<std::pair<int64_t, int64_t>>{{a, b}};
 }
 

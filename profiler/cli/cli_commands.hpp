@@ -30,7 +30,7 @@ struct ExportArgs {
   std::string path;
   std::string chrome;
   std::optional<int> rank;
-  std::string steps;  // "A:B" (inclusive, 0-based), "N", "all", or "" for the default
+  std::string steps;  // "A:B" (inclusive, numbered from 1), "N", "all", or "" for the default
   std::string ranks;  // "0,3", or "" for every rank
 };
 

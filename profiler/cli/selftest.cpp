@@ -121,7 +121,7 @@ Result<Run> run_scenario(const std::string& dir, const std::string& name, const 
   Run run{std::move(*report), 0};
   int n = 0;
   for (const StepRow& s : run.report.steps) {
-    if (s.step > 0) run.step_ms += static_cast<double>(s.b.step) / 1e6, ++n;
+    if (s.step > kFirstStep) run.step_ms += static_cast<double>(s.b.step) / 1e6, ++n;
   }
   run.step_ms /= std::max(n, 1);
   return run;

@@ -75,8 +75,8 @@ Status Recording::open_bus() {
   client_ = std::move(*client);
   auto cursor = client_->open_events(o_.lossless);
   if (!cursor.ok()) {
-    std::string hint = o_.lossless ? " (fast mode needs write access to the node's segment: run as the daemon's user, "
-                                     "or record with --mode paced)"
+    std::string hint = o_.lossless ? " (lossless recording needs write access to the node's segment: run as the "
+                                     "daemon's user, or record with --mode lossy)"
                                    : "";
     return Status(Code::kUnavailable, "cannot read the events of node '" + o_.node + "': " +
                                           cursor.status().message() + hint);
@@ -95,7 +95,7 @@ Status Recording::describe_run(const tf::Snapshot& s) {
   NPUKIT_RETURN_IF_ERROR(set("clock_base_ns", std::to_string(s.node().start_realtime_ns)));
   NPUKIT_RETURN_IF_ERROR(set("clock", "unix_ns = clock_base_ns + node virtual ns (follows wall time at speed 1)"));
   NPUKIT_RETURN_IF_ERROR(set("speed", speed ? std::to_string(*speed) : "NA"));
-  NPUKIT_RETURN_IF_ERROR(set("mode", o_.lossless ? "fast" : "paced"));
+  NPUKIT_RETURN_IF_ERROR(set("mode", o_.lossless ? "lossless" : "lossy"));
   NPUKIT_RETURN_IF_ERROR(set("command", o_.attach ? "(attach)" : join(o_.command)));
   NPUKIT_RETURN_IF_ERROR(set("recorder_pid", std::to_string(getpid())));
   NPUKIT_RETURN_IF_ERROR(set("events_recorded", "0"));

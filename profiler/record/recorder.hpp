@@ -44,7 +44,7 @@ struct RecordOptions {
   std::vector<std::string> command;  // run with NPU_NODE=<node>; empty with attach
   bool attach = false;
   std::chrono::nanoseconds duration{0};  // attach: how long to record
-  bool lossless = true;                  // fast mode
+  bool lossless = true;                  // --mode lossless (else lossy)
   std::chrono::milliseconds sample_interval{100};
   // Events held in memory between the bus and SQLite (64 bytes each): the node runs ahead of
   // the database by up to this many events before a lossless recording makes it wait.

@@ -240,10 +240,10 @@ json TraceBuilder::build() {
 }  // namespace
 
 std::optional<std::pair<int64_t, int64_t>> default_steps(const ProfileData& data) {
-  int64_t last = -1;
+  int64_t last = kFirstStep - 1;
   for (const StepWindow& w : data.steps) last = std::max(last, w.step);
-  if (last + 1 <= kDefaultSteps) return std::nullopt;
-  return std::pair<int64_t, int64_t>{1, std::min(last, kDefaultSteps)};
+  if (last - kFirstStep + 1 <= kDefaultSteps) return std::nullopt;
+  return std::pair<int64_t, int64_t>{kFirstStep + 1, std::min(last, kFirstStep + kDefaultSteps)};
 }
 
 Result<json> chrome_trace(const ProfileData& data, const ChromeOptions& options) {

@@ -33,7 +33,7 @@
 namespace npukit::prof {
 
 struct ChromeOptions {
-  // Only tasks that start within these steps (inclusive, 0-based, per device's own step
+  // Only tasks that start within these steps (inclusive, numbered from 1, per device's own step
   // windows), their launches, and the overlap, steps and counters of that time.
   std::optional<std::pair<int64_t, int64_t>> steps;
   std::set<int> ranks;  // only these ranks; empty: all

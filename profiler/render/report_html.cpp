@@ -60,7 +60,7 @@ std::string header_section(const Report& r) {
   return "<h1>npu-prof report</h1><p class=\"meta\">" + escape(h.db) + "</p><p class=\"meta\">Job: <code>" +
          escape(h.command) + "</code>" + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") +
          "<br>Node: " + escape(h.node_spec) + " (" + escape(chip) + "), " + std::to_string(ranks) +
-         (h.ranks > 1 ? " ranks" : " devices") + escape(settings(h)) + ", recorded in " + escape(h.mode) + " mode" +
+         (h.ranks > 1 ? " ranks" : " devices") + escape(settings(h)) + ", run " + escape(h.pace) + ", recorded " + escape(h.mode) +
          (!h.damage.empty() ? " &mdash; <b>damaged recording</b>" : h.complete ? "" : " &mdash; <b>incomplete recording</b>") + "</p>";
 }
 

@@ -25,6 +25,7 @@ json header(const ReportHeader& h) {
           {"node", h.node},
           {"node_spec", h.node_spec},
           {"mode", h.mode},
+          {"pace", h.pace},
           {"command", h.command},
           {"job", h.job},
           {"command_exit", h.command_exit ? json(*h.command_exit) : json(nullptr)},

@@ -61,7 +61,7 @@ std::string job_lines(const Report& r) {
   std::string chip = h.devices.empty() ? "NA" : h.devices.front().second;
   std::string out = wrap("Job:       ", short_command(h.command) + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") + job_settings(h));
   out += "Node:      " + h.node_spec + " (" + chip + "), " + std::to_string(h.ranks > 1 ? h.ranks : static_cast<int>(h.devices.size())) +
-         (h.ranks > 1 ? " ranks" : " devices") + ", recorded in " + h.mode + " mode\n";
+         (h.ranks > 1 ? " ranks" : " devices") + ", run " + h.pace + ", recorded " + h.mode + "\n";
   return out;
 }
 

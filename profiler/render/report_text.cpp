@@ -25,7 +25,7 @@ std::string header(const ReportHeader& h) {
   std::string chip_list;
   for (const std::string& c : chips) chip_list += (chip_list.empty() ? "" : ", ") + c;
   out += "Node:       '" + h.node + "' (" + h.node_spec + "), devices " + (ids.empty() ? "NA" : ids) + " (" +
-         (chip_list.empty() ? "NA" : chip_list) + "), mode " + h.mode + "\n";
+         (chip_list.empty() ? "NA" : chip_list) + "), run " + h.pace + ", recorded " + h.mode + "\n";
   out += "Command:    " + h.command + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") + "\n";
   out += "Session:    " + fixed(static_cast<double>(h.session_end - h.session_start) / 1e9, 6) + " s, " +
          std::to_string(h.tasks) + " tasks, " + std::to_string(h.events_recorded) + " events recorded, " +

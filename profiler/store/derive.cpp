@@ -18,7 +18,7 @@ Result<std::vector<StepWindow>> load_step_windows(Db& db, int64_t job) {
   if (!q.ok()) return q.status();
   q->bind(1, job);
   std::vector<StepWindow> out;
-  while (q->next()) out.push_back({static_cast<int>(q->i64(0)), q->i64(1), {q->i64(2), q->i64(3)}});
+  while (q->next()) out.push_back({static_cast<int>(q->i64(0)), q->i64(1) + kFirstStep, {q->i64(2), q->i64(3)}});
   if (!q->status().ok()) return q->status();
   return out;
 }

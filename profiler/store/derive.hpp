@@ -15,9 +15,14 @@
 
 namespace npukit::prof {
 
+// Steps are numbered from 1 wherever npukit shows or takes one (npu-run's "step 3/20", reports,
+// --step, --steps, traces, diffs, STEP_TIME and the CSV exports); EMU_STEP keeps the runtime's
+// index, which counts from 0.
+inline constexpr int64_t kFirstStep = 1;
+
 struct StepWindow {
   int device = 0;
-  int64_t step = 0;  // 0-based step index of the job
+  int64_t step = kFirstStep;  // the step's number (from kFirstStep)
   Interval window;
 };
 

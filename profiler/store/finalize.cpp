@@ -41,7 +41,7 @@ Result<uint64_t> write_steps(Db& db, int rank) {
     return uint64_t{0};
   }
   std::string j = std::to_string(**job);
-  NPUKIT_RETURN_IF_ERROR(db.exec("INSERT INTO STEP_TIME SELECT stepId, min(startNs), max(endNs) FROM EMU_STEP WHERE jobId = " +
+  NPUKIT_RETURN_IF_ERROR(db.exec("INSERT INTO STEP_TIME SELECT stepId + " + std::to_string(kFirstStep) + ", min(startNs), max(endNs) FROM EMU_STEP WHERE jobId = " +
                                  j + " GROUP BY stepId ORDER BY stepId"));
   if (rank < 0) {
     NPUKIT_RETURN_IF_ERROR(

@@ -64,7 +64,7 @@ TEST(Overlap, ConstructedDatabaseHoldsHandComputedRows) {
             "0|2|20000|30000\n0|2|50000|60000\n"       // COMM_NOT_OVERLAP_COMP
             "0|3|40000|50000\n");                      // FREE
   auto steps = sqlite(db, "SELECT id, startNs, endNs FROM STEP_TIME ORDER BY id");
-  EXPECT_EQ(steps.output, "0|0|160000\n1|60000|220000\n");
+  EXPECT_EQ(steps.output, "1|0|160000\n2|60000|220000\n");  // steps count from 1
   EXPECT_EQ(sqlite(db, "SELECT rankSize FROM COMMUNICATION_OP").output, "2\n2\n2\n2\n");
   EXPECT_EQ(sqlite(db, "SELECT * FROM RANK_DEVICE_MAP ORDER BY rankId").output, "0|0\n1|1\n");
   for (const std::string& v : invariant_violations(db, true)) ADD_FAILURE() << v;
@@ -80,7 +80,7 @@ TEST(Overlap, ReportStepBreakdownMatchesHandComputation) {
   for (const prof::StepRow& s : report->steps) {
     SCOPED_TRACE("device " + std::to_string(s.device) + " step " + std::to_string(s.step));
     EXPECT_EQ(s.b.step, 60'000);
-    if (s.step == 0) {  // [0,60) us: the whole timeline
+    if (s.step == 1) {  // [0,60) us: the whole timeline
       EXPECT_EQ(s.b.computing, 30'000);
       EXPECT_EQ(s.b.overlapped, 10'000);
       EXPECT_EQ(s.b.comm_not_overlapped, 20'000);

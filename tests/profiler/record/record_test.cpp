@@ -91,7 +91,7 @@ TEST(Record, HoldsTasksLaunchesCollectivesStepsAndCounters) {
                          "WHERE s.value IN ('npu_power_watts', 'npu_temperature_celsius') ORDER BY 1").output,
               "npu_power_watts,npu_temperature_celsius\n");
     EXPECT_EQ(sqlite(db, "SELECT value FROM EMU_RUN WHERE key = 'events_missed'").output, "0\n");
-    EXPECT_EQ(sqlite(db, "SELECT value FROM EMU_RUN WHERE key = 'mode'").output, "fast\n");
+    EXPECT_EQ(sqlite(db, "SELECT value FROM EMU_RUN WHERE key = 'mode'").output, "lossless\n");
   }
   // Each rank's place in the group, and the group's link.
   EXPECT_EQ(sqlite_each(dbs, "SELECT DISTINCT srcRank, linkType FROM COMMUNICATION_TASK_INFO"), "0|1\n1|1\n");
@@ -123,10 +123,10 @@ TEST(Record, TimestampsAreUnixNanoseconds) {
   EXPECT_LT(std::llabs(now - ts), int64_t{600} * 1'000'000'000) << ts;
 }
 
-TEST(Record, PacedModeCountsWhatItMisses) {
-  RecordedRun run = record_on_fresh_node("paced", data_path("small-train.json") + " --steps 1", "--mode paced");
+TEST(Record, LossyModeCountsWhatItMisses) {
+  RecordedRun run = record_on_fresh_node("paced", data_path("small-train.json") + " --steps 1", "--mode lossy");
   ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
-  EXPECT_EQ(sqlite(run.db, "SELECT value FROM EMU_RUN WHERE key = 'mode'").output, "paced\n");
+  EXPECT_EQ(sqlite(run.db, "SELECT value FROM EMU_RUN WHERE key = 'mode'").output, "lossy\n");
   EXPECT_EQ(sqlite(run.db, "SELECT value FROM EMU_RUN WHERE key = 'events_missed'").output, "0\n");
   EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM STEP_TIME").output, "1\n");
   for (const std::string& v : invariant_violations(run.db, true)) ADD_FAILURE() << v;

@@ -39,8 +39,8 @@ TEST(Report, GoldenTextForTheSmallWorkload) {
 }
 
 TEST(Report, GoldenStepFilteredText) {
-  std::string out = golden_report("--step 1 --top 5", "small-train.step1.report.txt");
-  EXPECT_NE(out.find("Filter:     step 1"), std::string::npos);
+  std::string out = golden_report("--step 2 --top 5", "small-train.step2.report.txt");
+  EXPECT_NE(out.find("Filter:     step 2"), std::string::npos);
 }
 
 // msprof writes its CSV files per rank: npu-prof writes each rank's into rank_<r>/ under -o
@@ -168,7 +168,7 @@ TEST(Report, LongRunsShowStepPercentilesNotEveryStep) {
 TEST(Report, StepThatWasNotRecordedIsBadInput) {
   auto r = run_command(prof() + " report " + small_run().dir + " --step 99");
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.output.find("no step 99 recorded (steps 0-2)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no step 99 recorded (steps 1-3)"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -49,7 +49,7 @@ Recorded record_and_stat(ScopedNode& node, const std::string& workload, const st
 
 TEST(Stats, EnergyAgreesWithTheProfilesPowerSamples) {
   ScopedNode node("stats-energy");
-  Recorded r = record_and_stat(node, "burn --devices 0 --steps 30", "paced");  // ~3 s at speed 1
+  Recorded r = record_and_stat(node, "burn --devices 0 --steps 30", "lossy");  // ~3 s at speed 1
   ASSERT_EQ(r.job["state"], "done") << r.job.dump();
   const json& dev = r.job["accounting"]["devices"][0];
   std::string db = find_db(r.dir);
@@ -86,7 +86,7 @@ TEST(Stats, EnergyAgreesWithTheProfilesPowerSamples) {
 
 TEST(Stats, PeakHbmIsExactlyTheProfilesAndABadJobIsOneLine) {
   ScopedNode node("stats-hbm");
-  Recorded r = record_and_stat(node, std::string(NPUKIT_SOURCE_DIR) + "/workloads/diagnosis/clean.json", "fast");
+  Recorded r = record_and_stat(node, std::string(NPUKIT_SOURCE_DIR) + "/workloads/diagnosis/clean.json", "lossless");
   const json& dev = r.job["accounting"]["devices"][0];
   double profile_peak = sql_number(find_db(r.dir), "SELECT MAX(totalAllocate) FROM NPU_OP_MEM");
   EXPECT_GT(profile_peak, 0);
