@@ -180,7 +180,7 @@ std::string render_diff_text(const DiffReport& d, int top) {
   out += "\n== Communication by type ==\n";
   TextTable comm({"OP Type", "Count A", "Count B", "Avg A(us)", "Avg B(us)", "Avg change", "Total A(us)", "Total B(us)"}, 1);
   for (const CommDiff& c : d.comm) {
-    comm.add({c.op_type, std::to_string(c.a.count), std::to_string(c.b.count), side(c.a, c.a.avg), side(c.b, c.b.avg),
+    comm.add({collective_display_name(c.op_type), std::to_string(c.a.count), std::to_string(c.b.count), side(c.a, c.a.avg), side(c.b, c.b.avg),
               change(c.a.avg, c.b.avg), us(static_cast<double>(c.a.total)), us(static_cast<double>(c.b.total))});
   }
   out += comm.empty() ? "  (no collectives on either side)\n" : comm.render();

@@ -162,7 +162,7 @@ std::string comm_section(const Report& r) {
   std::string out = section("Communication");
   TextTable types({"OP Type", "Count", "Total(us)", "Avg(us)", "Min(us)", "Max(us)", "Median(us)", "Ratio(%)"}, 1);
   for (const CommTypeRow& row : r.comm_types) {
-    std::vector<std::string> cells = {row.op_type};
+    std::vector<std::string> cells = {collective_display_name(row.op_type)};
     for (std::string& c : stat_cells(row.stats)) cells.push_back(std::move(c));
     types.add(std::move(cells));
   }
@@ -170,7 +170,7 @@ std::string comm_section(const Report& r) {
   out += types.render() + "\n";
   TextTable sizes({"Group", "OP Type", "Size(B)", "Ranks", "Count", "Avg(us)", "algbw(GB/s)", "busbw(GB/s)"}, 2);
   for (const CommSizeRow& row : r.comm_sizes) {
-    sizes.add({row.group, row.op_type, std::to_string(row.bytes), std::to_string(row.ranks), std::to_string(row.count), us(row.avg_ns),
+    sizes.add({row.group, collective_display_name(row.op_type), std::to_string(row.bytes), std::to_string(row.ranks), std::to_string(row.count), us(row.avg_ns),
                fixed(row.algbw / 1e9, 2), fixed(row.busbw / 1e9, 2)});
   }
   return out + sizes.render();

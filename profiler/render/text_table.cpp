@@ -43,4 +43,11 @@ std::string ns_to_us(int64_t ns) {
   return buf;
 }
 
+std::string collective_display_name(const std::string& op_type) {
+  std::string name = op_type;
+  if (name.rfind("hcom_", 0) == 0) name.erase(0, 5);
+  while (name.size() > 1 && name.back() == '_') name.pop_back();
+  return name;
+}
+
 }  // namespace npukit::prof

@@ -27,5 +27,8 @@ class TextTable {
 std::string fixed(double value, int decimals);
 // ns -> us with 3 decimals (ns precision), the msprof CSV convention: "1736413971558972.912".
 std::string ns_to_us(int64_t ns);
+// A collective's msprof op type as a person reads it: "hcom_allReduce_" -> "allReduce". The
+// databases, CSV and JSON keep msprof's name.
+std::string collective_display_name(const std::string& op_type);
 
 }  // namespace npukit::prof
