@@ -75,6 +75,12 @@ Result<Snapshot> ShmClient::snapshot() {
   if (!s.stale() || !r->replaced()) return s;
   // The daemon restarted under the same node name: follow it.
   auto fresh = Reader::open({options_.node, options_.stale_after});
+  // Stopped cleanly (closed, its name removed): absent, as a reader opening afresh finds it,
+  // not stale for ever. A writer that died leaves its name: that stays stale.
+  if (!fresh.ok() && r->closed() && fresh.status().code() == Code::kUnavailable) {
+    return Status(Code::kUnavailable, "node '" + options_.node + "' was stopped; start it with: npu-emud start --node-name " +
+                                          options_.node);
+  }
   if (!fresh.ok()) return s;  // still starting, or gone: report the stale snapshot
   std::shared_ptr<const Reader> next = std::move(*fresh);
   {

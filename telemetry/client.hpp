@@ -47,6 +47,9 @@ class Client {
   // The backend name ("shm", "inprocess").
   virtual const char* backend() const = 0;
   virtual const std::string& node() const = 0;
+  // The node now. A writer that died or stopped publishing gives a stale snapshot; a node
+  // stopped cleanly (npu-emud stop) is Unavailable ("node 'x' was stopped; start it with: ...")
+  // until one runs under the name again, which the client then follows.
   virtual Result<Snapshot> snapshot() = 0;
   // A cursor starting at the newest event (event_ring.hpp). It stays on the segment it was
   // opened on: after a daemon restart (snapshots go stale, then live again) open a new one.

@@ -177,6 +177,8 @@ std::string Reader::stale_reason() const {
   return {};
 }
 
+bool Reader::closed() const { return view_.header()->state.load(std::memory_order_acquire) == detail::kStateClosed; }
+
 bool Reader::replaced() const { return segment_->is_shm() && !segment_->name_refers_to_this(); }
 
 bool Reader::read_slot(std::size_t level, std::size_t entity, uint64_t* values, uint8_t* statuses,

@@ -61,6 +61,8 @@ class Reader {
   std::string stale_reason() const;
   // True when "/npukit-<node>" now names another segment (the daemon restarted): reopen.
   bool replaced() const;
+  // True when the writer closed the segment cleanly (npu-emud stop), not when it died.
+  bool closed() const;
   const std::string& node() const { return node_; }
   const std::string& segment_name() const { return segment_name_; }
   // The control socket the writer recorded ("" when none).

@@ -126,10 +126,18 @@ void draw_graph(const Region& r, const Frame& f, const ViewState& v, Metric m, i
   std::string value = graph_value(f, m, device);
   int value_w = display_width(value);
   if (r.height() == 1) {
+    // "Temp 49C ▁▂▃": the label and value first, then the graph up to the right edge, each column
+    // at the same time as the same column of the taller graphs above it (they span the width).
     int label_w = std::min(7, r.width() / 4);
-    r.text(0, 0, field_label(spec.field, label_w), Style::kDim);
-    r.text_right(r.width(), 0, value, spec.style);
-    draw_sparkline(r.sub({label_w + 1, 0, r.width() - label_w - value_w - 2, 1}), f, v, m, device);
+    std::string label = field_label(spec.field, label_w);
+    r.text(0, 0, label, Style::kDim);
+    int value_x = display_width(label) + 1;
+    r.text(value_x, 0, value, spec.style);
+    int x0 = value_x + value_w + 1;
+    if (!f.history || x0 >= r.width()) return;
+    auto cols = history_columns(*f.history, m, device, f.now_ns, window_ns(v), r.width());
+    std::vector<float> shown(cols.begin() + x0, cols.end());
+    draw_area(r, x0, 0, 1, shown, graph_top(f, m, device, cols), spec.style);
     return;
   }
   r.text(0, 0, field_label(spec.field, r.width() - value_w - 1), Style::kDim);

@@ -17,9 +17,9 @@ constexpr KeyHelp kKeys[] = {
     {"s", "sort by next column: PID NPU memory share name", "s:sort"},
     {"r", "reverse the sort order", ""},
     {"/", "filter by name or pid (Enter keeps, Esc clears)", "/:filter"},
-    {"k", "signal the selected process (yours; asks first)", "k:signal"},
+    {"k", "signal the selected process (yours; asks first)", "k:kill"},
     {"Left Right [ ]", "focus the previous/next NPU (history panel)", ""},
-    {"+ -", "refresh slower/faster (0.1 s to 10 s)", "+-:interval"},
+    {"+ -", "refresh slower/faster (0.1 s to 10 s)", "+-:rate"},
     {"p Space", "pause/resume collection", "p:pause"},
     {"v", "device view: auto, compact, detailed", "v:view"},
     {"w", "history window: 30s, 1m, 5m, 15m, 1h", "w:window"},
@@ -58,14 +58,34 @@ Outcome start_signal(ViewState& v, const Frame& f, ProcessControl& control) {
   return Outcome::kRedraw;
 }
 
+const char* view_name(DeviceView view) {
+  switch (view) {
+    case DeviceView::kAuto: return "auto (by screen size)";
+    case DeviceView::kCompact: return "compact";
+    case DeviceView::kDetailed: return "detailed";
+  }
+  return "";
+}
+
+// Every key that changes the view says what it did in the footer: the change may not show on
+// its own (a compact view that auto already chose, a refresh rate, a sort with no processes).
+Outcome say(ViewState& v, std::string what, Outcome outcome) {
+  v.status = std::move(what);
+  return outcome;
+}
+
 Outcome normal_key(ViewState& v, char32_t key, const Frame& f, int page, ProcessControl& control) {
   const int devices = f.devices();
   switch (key) {
     case 'q': case kKeyEscape: return Outcome::kQuit;
     case 'h': case '?': v.mode = Mode::kHelp; return Outcome::kRedraw;
     case '/': v.mode = Mode::kFilter; return Outcome::kRedraw;
-    case 's': v.sort = static_cast<SortKey>((static_cast<int>(v.sort) + 1) % kSortKeyCount); return Outcome::kRedraw;
-    case 'r': v.descending = !v.descending; return Outcome::kRedraw;
+    case 's':
+      v.sort = static_cast<SortKey>((static_cast<int>(v.sort) + 1) % kSortKeyCount);
+      return say(v, std::string("sorted by ") + sort_key_name(v.sort), Outcome::kRedraw);
+    case 'r':
+      v.descending = !v.descending;
+      return say(v, v.descending ? "sorted descending" : "sorted ascending", Outcome::kRedraw);
     case 'k': return start_signal(v, f, control);
     case kKeyUp: return move_selection(v, f, -1, false);
     case kKeyDown: return move_selection(v, f, 1, false);
@@ -75,17 +95,29 @@ Outcome normal_key(ViewState& v, char32_t key, const Frame& f, int page, Process
     case kKeyEnd: return move_selection(v, f, 1 << 30, true);
     case kKeyLeft: case '[':
       if (devices > 0) v.focus_device = (v.focus_device + devices - 1) % devices;
-      return Outcome::kRedraw;
+      return say(v, "history of NPU " + std::to_string(v.focus_device), Outcome::kRedraw);
     case kKeyRight: case ']':
       if (devices > 0) v.focus_device = (v.focus_device + 1) % devices;
-      return Outcome::kRedraw;
-    case '+': case '=': v.interval_s = step_interval(v.interval_s, 1); return Outcome::kCollect;
-    case '-': case '_': v.interval_s = step_interval(v.interval_s, -1); return Outcome::kCollect;
-    case 'p': case ' ': v.paused = !v.paused; return v.paused ? Outcome::kRedraw : Outcome::kCollect;
-    case 'v': v.device_view = static_cast<DeviceView>((static_cast<int>(v.device_view) + 1) % 3); return Outcome::kRedraw;
-    case 'w': v.window = (v.window + 1) % static_cast<int>(std::size(kWindowSeconds)); return Outcome::kRedraw;
+      return say(v, "history of NPU " + std::to_string(v.focus_device), Outcome::kRedraw);
+    case '+': case '=':
+      v.interval_s = step_interval(v.interval_s, 1);
+      return say(v, "refresh every " + format_interval(v.interval_s), Outcome::kCollect);
+    case '-': case '_':
+      v.interval_s = step_interval(v.interval_s, -1);
+      return say(v, "refresh every " + format_interval(v.interval_s), Outcome::kCollect);
+    case 'p': case ' ':
+      v.paused = !v.paused;
+      return say(v, v.paused ? "paused (p resumes)" : "resumed", v.paused ? Outcome::kRedraw : Outcome::kCollect);
+    case 'v':
+      v.device_view = static_cast<DeviceView>((static_cast<int>(v.device_view) + 1) % 3);
+      return say(v, std::string("view: ") + view_name(v.device_view), Outcome::kRedraw);
+    case 'w':
+      v.window = (v.window + 1) % static_cast<int>(std::size(kWindowSeconds));
+      return say(v, "history window " + format_window(window_ns(v)), Outcome::kRedraw);
     case kKeyResize: return Outcome::kRedraw;
-    default: return Outcome::kNone;
+    default:
+      if (key < 0x20 || key >= kKeyUp) return Outcome::kNone;
+      return say(v, "no action on that key: h shows the keys", Outcome::kRedraw);
   }
 }
 

@@ -1,6 +1,8 @@
 #include "smi/top/render.hpp"
 
 #include <algorithm>
+#include <sstream>
+#include <vector>
 
 #include "smi/top/draw.hpp"
 #include "smi/top/format.hpp"
@@ -52,9 +54,36 @@ void draw_banner(const Region& r, const Frame& f) {
   }
 }
 
+// The message wrapped at word boundaries to the region's width (a node name makes it long).
 void draw_message(const Region& r, const Frame& f, const ViewState& v) {
-  r.text(1, 0, f.message, Style::kCrit);
-  r.text(1, 1, "retrying every " + format_interval(v.interval_s) + "; q quits", Style::kDim);
+  int y = 0;
+  std::string line;
+  auto flush = [&] {
+    if (!line.empty()) r.text(1, y++, line, Style::kCrit);
+    line.clear();
+  };
+  // Clauses ("...; start it with: npu-emud start ...") start a line when the whole does not fit,
+  // so the command to type stays in one piece.
+  std::vector<std::string> clauses;
+  const bool fits = display_width(f.message) <= r.width() - 2;
+  for (std::size_t start = 0; start < f.message.size();) {
+    std::size_t cut = f.message.size(), keep = 0;  // keep: the punctuation that ends the clause
+    for (const char* sep : {"; ", ": ", " ("}) {
+      std::size_t at = f.message.find(sep, start);
+      if (!fits && at != std::string::npos && at < cut) cut = at, keep = sep[0] == ' ' ? 0 : 1;
+    }
+    clauses.push_back(f.message.substr(start, cut - start + keep));
+    start = cut + (cut < f.message.size() ? 1 : 0);
+  }
+  for (const std::string& clause : clauses) {
+    std::istringstream words(clause);
+    for (std::string w; words >> w;) {
+      if (!line.empty() && display_width(line) + 1 + display_width(w) > r.width() - 2) flush();
+      line += (line.empty() ? "" : " ") + w;
+    }
+    flush();
+  }
+  r.text(1, y, "retrying every " + format_interval(v.interval_s) + "; q quits", Style::kDim);
 }
 
 // The dialog's hint, or as many key hints as fit in `width`.
@@ -65,14 +94,23 @@ std::string footer_hints(const ViewState& v, int width) {
     case Mode::kSignalConfirm: return "y sends  any other key cancels";
     default: break;
   }
-  std::string hints;
-  for (const auto& k : key_help()) {
-    if (k.hint.empty()) continue;
-    std::string next = hints + (hints.empty() ? "" : "  ") + std::string(k.hint);
-    if (display_width(next) > width) break;
-    hints = std::move(next);
+  // Every hint two spaces apart when they fit, else one space apart, else the first ones.
+  for (const char* gap : {"  ", " "}) {
+    std::string hints;
+    bool all = true;
+    for (const auto& k : key_help()) {
+      if (k.hint.empty()) continue;
+      std::string next = hints + (hints.empty() ? "" : gap) + std::string(k.hint);
+      if (display_width(next) > width) {
+        all = false;
+        if (std::string(gap) == " ") return hints;
+        break;
+      }
+      hints = std::move(next);
+    }
+    if (all) return hints;
   }
-  return hints;
+  return "";
 }
 
 void draw_footer(const Region& r, const Frame& f, const ViewState& v) {

@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "tests/daemon_util.hpp"
+#include <optional>
+
 #include "tests/smi/top/top_test_util.hpp"
 
 namespace npukit::top::testing {
@@ -57,6 +59,27 @@ TEST(TopCli, HeadlessRendersNFramesOfTheRequestedSize) {
   EXPECT_EQ(lines[61], "");
   for (const auto& l : lines) EXPECT_LE(display_width(l), 90) << l;
   EXPECT_NE(lines[0].find("lab-b16"), std::string::npos) << lines[0];
+}
+
+// At 80x24 the temperature graph is one row (label and value first); its newest column is the
+// same column as the AICore and Power graphs' newest, so the three read as one time axis.
+TEST(TopCli, TheOneRowTemperatureGraphEndsWhereTheOthersDo) {
+  npukit::testing::ScopedNode node("align");
+  auto r = run_command(top() + " --node " + node.name() + " --frames 4 --interval 0.1 --size 80x24 --ascii");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto lines = split_lines(r.output);
+  std::vector<std::string> last(lines.end() - 24, lines.end());
+  auto newest_column = [](const std::string& row) {  // the last drawn cell inside the box
+    std::size_t end = row.find_last_not_of(' ', row.size() - 2);
+    return end;
+  };
+  std::optional<std::size_t> util, temp;
+  for (std::size_t i = 0; i + 1 < last.size(); ++i) {
+    if (last[i].rfind("|AICore", 0) == 0) util = newest_column(last[i + 1]);
+    if (last[i].rfind("|Temp", 0) == 0) temp = newest_column(last[i]);
+  }
+  ASSERT_TRUE(util && temp) << r.output;
+  EXPECT_EQ(*util, *temp) << "\n" << [&] { std::string s; for (auto& l : last) s += l + "\n"; return s; }();
 }
 
 TEST(TopCli, HeadlessFramesOfALiveNodeShowEveryDevice) {

@@ -3,6 +3,7 @@
 #include "tests/smi/top/top_test_util.hpp"
 
 #include "smi/top/input.hpp"
+#include "telemetry/naming.hpp"
 
 namespace npukit::top::testing {
 namespace {
@@ -105,6 +106,18 @@ TEST(TopRender, AStaleNodeIsShownStaleNotWithFrozenValues) {
             std::string::npos) << stale;
   EXPECT_NE(stale.find("UNKNOWN"), std::string::npos) << stale;
   EXPECT_NE(stale.find("(no process table: the node is stale)"), std::string::npos) << stale;
+}
+
+TEST(TopRender, ALongNoNodeMessageWrapsAt80Columns) {
+  const std::string node = "a-node-name-of-forty-characters-0123456";
+  Collector c({.node = node}, [&] {
+    return Result<std::unique_ptr<telemetry::Client>>(Status(Code::kUnavailable, telemetry::no_daemon_message(node)));
+  }, [] { return uint64_t{1}; });
+  auto f = c.collect();
+  std::string text = render_text(*f, ViewState{}, 80, 24);
+  // Every word of the message is on screen, the command to start the node whole on one line.
+  EXPECT_NE(text.find("npu-emud start --node-name " + node), std::string::npos) << text;
+  EXPECT_NE(text.find("no npukit node '" + node + "' is running"), std::string::npos) << text;
 }
 
 TEST(TopRender, AnAbsentNodeShowsWhyAndThatItRetries) {

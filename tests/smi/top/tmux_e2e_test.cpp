@@ -120,6 +120,20 @@ TEST(TopTmux, EscapeQuitsAndAKilledDaemonShowsStale) {
   EXPECT_EQ(run_command(npukit::testing::emud() + " start --node-name " + node.name()).exit_code, 0);  // clean up
 }
 
+// `npu-emud stop` is not a crash: the dashboard says the node stopped and how to start it, and
+// shows it again as soon as it is back.
+TEST(TopTmux, ACleanlyStoppedNodeIsShownStoppedNotStale) {
+  ScopedNode node("stop");
+  Tmux t("stop", 80, 24, top() + " --node " + node.name() + " --interval 0.2 --ascii");
+  ASSERT_TRUE(t.shows("* live")) << t.last_screen;
+  ASSERT_EQ(run_command(npukit::testing::emud() + " stop --node-name " + node.name()).exit_code, 0);
+  ASSERT_TRUE(t.shows("was stopped", std::chrono::seconds(6))) << t.last_screen;
+  EXPECT_NE(t.last_screen.find("npu-emud start --node-name " + node.name()), std::string::npos) << t.last_screen;
+  EXPECT_EQ(t.last_screen.find("STALE"), std::string::npos) << t.last_screen;
+  EXPECT_EQ(run_command(npukit::testing::emud() + " start --node-name " + node.name()).exit_code, 0);
+  EXPECT_TRUE(t.shows("* live", std::chrono::seconds(6))) << t.last_screen;
+}
+
 TEST(TopTmux, ColourUnlessNoColorOrMono) {
   const std::string replay = " --replay " + data_path("rec-8x910B2.json");
   const std::pair<std::string, bool> cases[] = {

@@ -114,24 +114,38 @@ TEST(TopView, KeysDoWhatTheHelpSays) {
     EXPECT_EQ(handle_key(v, 'q', f, 10, control), Outcome::kRedraw) << "q closes the help, not the program";
     EXPECT_EQ(v.mode, Mode::kNormal);
   }
+  // Each key's effect, and the footer line that says what it did (the change may not show).
   handle_key(v, 's', f, 10, control);
   EXPECT_EQ(v.sort, SortKey::kShare);
+  EXPECT_EQ(v.status, "sorted by share");
   handle_key(v, 'r', f, 10, control);
   EXPECT_FALSE(v.descending);
+  EXPECT_EQ(v.status, "sorted ascending");
   EXPECT_EQ(handle_key(v, '-', f, 10, control), Outcome::kCollect);
   EXPECT_DOUBLE_EQ(v.interval_s, 0.5);
+  EXPECT_EQ(v.status, "refresh every 0.5s");
   handle_key(v, '+', f, 10, control);
   handle_key(v, '+', f, 10, control);
   EXPECT_DOUBLE_EQ(v.interval_s, 2.0);
+  EXPECT_EQ(v.status, "refresh every 2s");
   EXPECT_EQ(handle_key(v, 'p', f, 10, control), Outcome::kRedraw);
   EXPECT_TRUE(v.paused);
+  EXPECT_EQ(v.status, "paused (p resumes)");
   EXPECT_EQ(handle_key(v, ' ', f, 10, control), Outcome::kCollect);
   EXPECT_FALSE(v.paused);
+  EXPECT_EQ(v.status, "resumed");
   handle_key(v, 'v', f, 10, control);
   EXPECT_EQ(v.device_view, DeviceView::kCompact);
+  EXPECT_EQ(v.status, "view: compact");
   handle_key(v, 'w', f, 10, control);
   EXPECT_EQ(window_ns(v), 300'000'000'000ull);
-  EXPECT_EQ(handle_key(v, 'x', f, 10, control), Outcome::kNone);
+  EXPECT_EQ(v.status, "history window 5m");
+  handle_key(v, ']', f, 10, control);
+  EXPECT_EQ(v.status, "history of NPU " + std::to_string(v.focus_device));
+  EXPECT_EQ(handle_key(v, 'x', f, 10, control), Outcome::kRedraw);
+  EXPECT_EQ(v.status, "no action on that key: h shows the keys");
+  EXPECT_EQ(handle_key(v, kKeyResize, f, 10, control), Outcome::kRedraw);
+  EXPECT_EQ(v.status, "no action on that key: h shows the keys") << "a resize keeps the last word";
 }
 
 TEST(TopView, FilterIsTypedLiveKeptWithEnterAndClearedWithEscape) {
