@@ -15,8 +15,8 @@
 #          exceed the warm-up maximum (a leak lifts the whole window; a connection open at the
 #          moment of one sample does not), and the post-warm-up maximum is printed beside it;
 #   every process alive with the same pid to the end; every scrape answered; no workload ended
-#   by a crash or a lost node (exit codes other than 0 ok, 1 job failed (a fault), 5 recorded
-#   command failed).
+#   by a crash or a lost node (exit codes other than 0 ok, 1 job failed (a fault), 7 npu-prof
+#   record: the recorded command failed).
 # Exit 0 when all hold, 1 otherwise, 2 on bad usage.
 #
 # The daemon keeps its last 64 finished jobs (with their programs: ~10 MB each for ernie3-train),
@@ -71,14 +71,14 @@ workload_loop() {
       # shellcheck disable=SC2086
       "$PROF" record -o "$work/prof" --node-name "$node" -- "$RUN" $w --fast --node-name "$node" \
         >"$work/last-run.log" 2>&1 || rc=$?
-      if [[ $rc == 0 || $rc == 5 ]] && ! "$PROF" report "$work/prof" >/dev/null 2>&1; then rc=report-failed; fi
+      if [[ $rc == 0 || $rc == 7 ]] && ! "$PROF" report "$work/prof" >/dev/null 2>&1; then rc=report-failed; fi
       rm -rf "$work/prof"
     else
       # shellcheck disable=SC2086
       "$RUN" $w --fast --node-name "$node" >"$work/last-run.log" 2>&1 || rc=$?
     fi
     echo "$rc" >>"$work/runs"
-    [[ $rc =~ ^(0|1|5)$ ]] || cp "$work/last-run.log" "$work/failed-run-$i.log"
+    [[ $rc =~ ^(0|1|7)$ ]] || cp "$work/last-run.log" "$work/failed-run-$i.log"
     i=$((i + 1))
   done
 }
@@ -213,7 +213,7 @@ main() {
   sample $(($(date +%s) - start))
 
   local runs=0 bad_runs=0 scrapes=0 scrape_errors=0 fault_errors=0
-  if [[ -f $work/runs ]]; then runs=$(wc -l <"$work/runs"); bad_runs=$(grep -cvE '^(0|1|5)$' "$work/runs" || true); fi
+  if [[ -f $work/runs ]]; then runs=$(wc -l <"$work/runs"); bad_runs=$(grep -cvE '^(0|1|7)$' "$work/runs" || true); fi
   if [[ -f $work/scrapes ]]; then scrapes=$(cat "$work/scrapes"); fi
   if [[ -f $work/scrape-errors ]]; then scrape_errors=$(wc -l <"$work/scrape-errors"); fi
   if [[ -f $work/fault-errors ]]; then fault_errors=$(grep -c . "$work/fault-errors" || true); fi

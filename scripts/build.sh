@@ -12,14 +12,16 @@ dir=build
 if [[ $# -gt 0 && $1 != -* ]]; then dir=$1; shift; fi
 options=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DNPUKIT_WERROR=ON)
 targets=()
+names=()
 for arg in "$@"; do
-  if [[ $arg == -D* ]]; then options+=("$arg"); else targets+=(--target "$arg"); fi
+  if [[ $arg == -D* ]]; then options+=("$arg"); else targets+=(--target "$arg"); names+=("$arg"); fi
 done
 if [[ ! -f "$dir/CMakeCache.txt" ]]; then
   cmake -S . -B "$dir" -G Ninja "${options[@]}" >/dev/null
 else
   cmake -S . -B "$dir" "${options[@]}" >/dev/null
 fi
+start=$SECONDS
 NINJA_STATUS="[%f/%t] " cmake --build "$dir" -j "${NPUKIT_JOBS:-$(nproc)}" "${targets[@]}" 2>&1 |
   awk -v dir="$dir" '
     /^\[[0-9]+\/[0-9]+\] / {
@@ -29,3 +31,4 @@ NINJA_STATUS="[%f/%t] " cmake --build "$dir" -j "${NPUKIT_JOBS:-$(nproc)}" "${ta
       next
     }
     { print; fflush() }'
+echo "  built ${names[*]:-everything} in $dir/ in $((SECONDS - start)) s"

@@ -101,6 +101,27 @@ TEST(Package, ItsProgramsRunFromElsewhereOnTheirOwnData) {
   EXPECT_EQ(run.exit_code, 0) << run.output;
 }
 
+// systemd reads both units and finds nothing wrong (the programs pointed at the unpacked tree).
+// Starting them needs systemd as PID 1, which a test container does not have.
+TEST(Package, SystemdAcceptsItsUnits) {
+  const Package& p = package();
+  ASSERT_FALSE(p.deb.empty());
+  if (run_command("command -v systemd-analyze").exit_code != 0) GTEST_SKIP() << "no systemd-analyze on this machine";
+  fs::path units = p.dir / "units";
+  fs::create_directories(units);
+  std::string list;
+  for (const char* unit : {"npu-emud", "npu-exporter"}) {
+    fs::path to = units / (std::string(unit) + "@lab.service");
+    auto r = run_command("sed 's|/usr/bin/|" + (p.root / "usr/bin").string() + "/|g' " +
+                         (p.root / "usr/lib/systemd/system" / (std::string(unit) + "@.service")).string() + " > " + to.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    list += " " + to.string();
+  }
+  auto verify = run_command("cd " + units.string() + " && systemd-analyze verify --man=no" + list);
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+  EXPECT_EQ(verify.output, "") << "a warning about the units";
+}
+
 TEST(Package, ManRendersItsPageAndBashCompletesItsTypes) {
   const Package& p = package();
   ASSERT_FALSE(p.deb.empty());
