@@ -1,14 +1,19 @@
 // Allreduce sweep on an emulated node, printed with nccl-tests' columns (size, count, type,
-// redop, time, algbw, busbw), and the large-message bus bandwidth beside its calibration target
-// (ring busbw about 0.8 x the HCCS link rate; shared/reference/hardware.md section 6).
+// redop, time, algbw, busbw), each size's time beside its alpha-beta-gamma formula
+// (emulator/fabric/collective_formula.hpp; budget: within 5%), and the large-message bus
+// bandwidth beside its calibration target (ring busbw about 0.8 x the HCCS link rate).
 //   allreduce_sweep [--spec 8x910B2] [--algo ring|mesh|auto] [--min 8] [--max 1073741824]
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "emulator/runtime/node.hpp"
 #include "emulator/runtime/runtime.hpp"
 #include "emulator/engine/timeline.hpp"
+#include "emulator/fabric/collective_formula.hpp"
 
 namespace npukit::emu {
 namespace {
@@ -49,19 +54,35 @@ int run(const Args& a) {
   int n = node.device_count();
   std::printf("# emulated %s, %d ranks, algorithm %s\n", a.node.c_str(), n,
               node.collectives().resolved_algo(comm) == CollectiveAlgo::kRing ? "ring" : "mesh");
-  std::printf("#%12s %12s %8s %6s %10s %8s %8s\n", "size", "count", "type", "redop", "time", "algbw", "busbw");
-  std::printf("#%12s %12s %8s %6s %10s %8s %8s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)");
+  std::printf("#%12s %12s %8s %6s %10s %8s %8s %10s %7s\n", "size", "count", "type", "redop", "time", "algbw", "busbw",
+              "formula", "error");
+  std::printf("#%12s %12s %8s %6s %10s %8s %8s %10s %7s\n", "(B)", "(elements)", "", "", "(us)", "(GB/s)", "(GB/s)", "(us)",
+              "(%)");
+  AlphaBetaGamma abg = alpha_beta_gamma(node.fabric(), node.spec().device_spec, 0, 1);
+  CollectiveAlgo resolved = node.collectives().resolved_algo(comm);
+  TimelineRecorder rec;  // time: the collective on the devices, first rank's start to last rank's end
+  node.engine().add_observer(&rec);
+  double worst = 0;
   double last_busbw = 0;
   for (uint64_t bytes = a.min_bytes; bytes <= a.max_bytes; bytes *= 2) {
-    Nanos start = node.now();
+    rec.clear();
     for (int r = 0; r < n; ++r) (void)ranks[r]->all_reduce(streams[r], comm, 0, 0, bytes / 4, DType::kFloat32);
     for (int r = 0; r < n; ++r) (void)ranks[r]->synchronize_stream(streams[r]);
-    double t = static_cast<double>(node.now() - start) * 1e-9;
+    Nanos first = std::numeric_limits<Nanos>::max(), last = 0;
+    for (const TaskRecord& t : rec.records()) {
+      if (t.kind == TaskKind::kCollective) first = std::min(first, t.start), last = std::max(last, t.end);
+    }
+    double t = static_cast<double>(last - first) * 1e-9;
     double algbw = static_cast<double>(bytes) / t / 1e9;
     last_busbw = algbw * 2.0 * (n - 1) / n;
-    std::printf(" %12llu %12llu %8s %6s %10.2f %8.2f %8.2f\n", static_cast<unsigned long long>(bytes),
-                static_cast<unsigned long long>(bytes / 4), "float", "sum", t * 1e6, algbw, last_busbw);
+    double formula = collective_formula_ns(CollectiveOp::kAllReduce, resolved, n, bytes, abg) * 1e-9;
+    double error = 100 * (t / formula - 1);
+    worst = std::max(worst, std::abs(error));
+    std::printf(" %12llu %12llu %8s %6s %10.2f %8.2f %8.2f %10.2f %+7.2f\n", static_cast<unsigned long long>(bytes),
+                static_cast<unsigned long long>(bytes / 4), "float", "sum", t * 1e6, algbw, last_busbw, formula * 1e6, error);
   }
+  std::printf("# largest |error| against the formula: %.2f%% (budget <= 5%%)%s\n", worst,
+              node.spec().topology == "hccs_full_mesh" ? "" : " (the formula assumes a full mesh; this topology is not one)");
   double link = node.spec().hccs_link_bps / 1e9;
   std::printf("# busbw at %llu B: %.1f GB/s = %.2f x the %.0f GB/s HCCS link (calibration target ~0.8 for ring)\n",
               static_cast<unsigned long long>(a.max_bytes), last_busbw, last_busbw / link, link);

@@ -176,24 +176,36 @@ Status CollectiveHub::check_links(CommId comm, const Plan& plan) const {
   return Status::Ok();
 }
 
+// Each phase's transfers are reserved on the links; a rank is ready for the next phase once
+// everything it sent has left and everything it received is in and reduced. A rank reduces what
+// it receives one chunk after another as the chunks arrive (its vector units are one resource):
+// a mesh rank that receives n-1 chunks at once performs n-1 reductions, not one.
 std::vector<Nanos> CollectiveHub::schedule(CommId comm, const Plan& plan, Nanos start) {
   const Comm& c = comms_[comm];
   int n = static_cast<int>(c.devices.size());
   std::vector<Nanos> ready(n, start);
   for (const auto& phase : plan) {
     std::vector<Nanos> next = ready;
+    std::vector<std::vector<std::pair<Nanos, Nanos>>> arrivals(n);  // per receiving rank: (arrival, reduce time)
     for (const Transfer& t : phase) {
       int src = c.devices[t.src];
       int dst = c.devices[t.dst];
       Nanos end = fabric_.reserve(src, dst, t.bytes, ready[t.src]);
-      Nanos reduce = 0;
-      if (t.reduce) {
-        const DeviceSpec& spec = devices_[dst].spec();
-        reduce = static_cast<Nanos>(3.0 * static_cast<double>(t.bytes) /
-                                    (spec.hbm.bandwidth_bps * spec.efficiency.hbm) * 1e9);
-      }
       next[t.src] = std::max(next[t.src], end);
-      next[t.dst] = std::max(next[t.dst], end + reduce);
+      if (!t.reduce) {
+        next[t.dst] = std::max(next[t.dst], end);
+        continue;
+      }
+      // Read both operands, write the result: 3 x bytes of HBM traffic.
+      const DeviceSpec& spec = devices_[dst].spec();
+      auto reduce = static_cast<Nanos>(3.0 * static_cast<double>(t.bytes) / (spec.hbm.bandwidth_bps * spec.efficiency.hbm) * 1e9);
+      arrivals[t.dst].emplace_back(end, reduce);
+    }
+    for (int r = 0; r < n; ++r) {
+      std::sort(arrivals[r].begin(), arrivals[r].end());
+      Nanos done = 0;
+      for (const auto& [arrival, reduce] : arrivals[r]) done = std::max(done, arrival) + reduce;
+      next[r] = std::max(next[r], done);
     }
     ready = std::move(next);
   }

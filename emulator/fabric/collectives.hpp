@@ -7,8 +7,10 @@
 // then runs as phases of point-to-point transfers over the Fabric:
 //   ring: 2(n-1) phases of S/n for AllReduce (n-1 reduce-scatter, n-1 all-gather), n-1 for
 //         AllGather/ReduceScatter; mesh: every rank talks to every peer at once (1 or 2 phases).
-//   A rank starts phase k when its phase k-1 sends and receives (plus the reduction of what it
-//   received, at 3 bytes of HBM traffic per byte) are done; link contention comes from the Fabric.
+//   A rank starts phase k when its phase k-1 sends and receives are done and it has reduced what
+//   it received, one chunk after another as they arrive (3 bytes of HBM traffic per byte), so a
+//   mesh rank receiving n-1 chunks performs n-1 reductions; link contention comes from the
+//   Fabric. collective_formula.hpp has the closed forms these schedules agree with.
 // `auto` picks mesh when every pair of ranks has a direct HCCS link, ring otherwise.
 // In functional mode the data really moves and reductions are computed in rank order, so every
 // rank gets bit-identical results. A call on a down link fails on every rank with an HCCL error
