@@ -295,7 +295,7 @@ void set_sensors(tf::Writer::Update& u, const Device& dev) {
   }
   u.set(tf::fid::kPowerLimitWatts, s.power_limit_w).set(tf::fid::kEnergyJoulesTotal, dev.counters().energy_j);
   u.set_status(tf::fid::kVoltageVolts, tf::SampleStatus::kNotSupported);
-  u.set(tf::fid::kAicoreClockMhz, static_cast<uint64_t>(dev.clock_mhz()));
+  u.set(tf::fid::kAicoreClockMhz, static_cast<uint64_t>(dev.reported_clock_mhz()));
   u.set(tf::fid::kAicoreClockMaxMhz, static_cast<uint64_t>(spec.aicore_clock.max_mhz));
   u.set(tf::fid::kHbmClockMhz, static_cast<uint64_t>(spec.hbm.clock_mhz));
   bool hbm = spec.smi_layout == "hbm";

@@ -34,6 +34,7 @@ void Device::account(Nanos now) {
 
 void Device::begin(const Activity& a, Nanos now) {
   account(now);
+  idle_ = false;  // work wakes the clock at once
   (a.unit == Unit::kCube ? running_cube_ : a.unit == Unit::kVector ? running_vector_ : running_aicpu_) +=
       a.cores;
   running_hbm_rate_ += a.hbm_bytes_per_ns;

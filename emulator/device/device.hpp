@@ -5,6 +5,7 @@
 // Node and touched only from the node's thread.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <string>
@@ -107,12 +108,17 @@ class Device {
   void end(const Activity& a, Nanos now);
   void account(Nanos now);
 
-  // The AI-core clock; DVFS lowers it. Compute time scales with max / current.
+  // The AI-core clock work runs at; DVFS lowers it. Compute time scales with max / current.
   int clock_mhz() const { return clock_mhz_; }
   void set_clock_mhz(int mhz);
   double clock_ratio() const {
     return static_cast<double>(clock_mhz_) / spec_->aicore_clock.max_mhz;
   }
+  // A chip with no work parks its clock at the spec's idle clock and wakes at once when work
+  // arrives (no task ever runs at the idle clock): what npu-smi and the bus report.
+  void set_idle(bool idle) { idle_ = idle; }
+  bool idle() const { return idle_; }
+  int reported_clock_mhz() const { return idle_ ? std::min(clock_mhz_, spec_->aicore_clock.idle_mhz) : clock_mhz_; }
 
   // Resource pools. acquire_* return false (and take nothing) when not enough is free.
   int free_aicores() const { return free_aicores_; }
@@ -135,6 +141,7 @@ class Device {
   DeviceMemory memory_;
   DeviceCounters counters_;
   int clock_mhz_;
+  bool idle_ = false;
   int free_aicores_;
   int free_aicpus_;
   std::array<bool, 3> copy_busy_{};

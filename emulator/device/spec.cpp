@@ -65,9 +65,13 @@ void read_compute(FieldReader& r, DeviceSpec& d) {
   d.aicore_clock.nominal_mhz = static_cast<int>(r.integer("aicore.clock_mhz.nominal"));
   d.aicore_clock.min_mhz = static_cast<int>(r.integer("aicore.clock_mhz.min"));
   d.aicore_clock.max_mhz = static_cast<int>(r.integer("aicore.clock_mhz.max"));
+  d.aicore_clock.idle_mhz = static_cast<int>(r.integer_or("aicore.clock_mhz.idle", d.aicore_clock.max_mhz));
   if (r.ok() && !(d.aicore_clock.min_mhz > 0 && d.aicore_clock.min_mhz <= d.aicore_clock.nominal_mhz &&
                   d.aicore_clock.nominal_mhz <= d.aicore_clock.max_mhz)) {
     r.fail("aicore.clock_mhz", "expected 0 < min <= nominal <= max");
+  }
+  if (r.ok() && !(d.aicore_clock.idle_mhz >= d.aicore_clock.min_mhz && d.aicore_clock.idle_mhz <= d.aicore_clock.max_mhz)) {
+    r.fail("aicore.clock_mhz.idle", "expected min <= idle <= max");
   }
   auto peak = [&r](const std::string& unit) {
     PeakSpec p;

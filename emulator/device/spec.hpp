@@ -20,6 +20,7 @@ struct ClockSpec {
   int nominal_mhz = 0;
   int min_mhz = 0;
   int max_mhz = 0;
+  int idle_mhz = 0;  // what the clock reads while the chip has no work (kernels never run at it)
 };
 
 // Peak throughput of one unit over the whole chip, in FLOP/s (or OP/s for int8).

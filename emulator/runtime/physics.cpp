@@ -14,6 +14,8 @@ constexpr double kHbmWeight = 0.20;
 constexpr double kAicpuWeight = 0.10;
 constexpr double kHbmHeatC = 8.0;  // HBM self-heating at full bandwidth
 constexpr double kHbmCoupling = 0.7;
+constexpr double kCapMargin = 0.01;  // a power cap is held this far under the limit
+constexpr double kThermalHoldAboveC = 0.5;  // a thermal throttle holds the chip this far over the point
 
 double ratio(double part, double whole) { return whole > 0 ? std::clamp(part / whole, 0.0, 1.0) : 0.0; }
 
@@ -93,14 +95,16 @@ void Physics::update_device(Device& dev, State& st, Nanos now) {
   update_faults(dev, st, dt_s, now);
   update_power_thermal(dev, dt_s);
   if (now >= st.next_dvfs) {
-    uint32_t reasons = dev.sensors().throttle_reasons;
-    int mhz = dev.clock_mhz();
-    update_dvfs(dev);
-    uint32_t after = dev.sensors().throttle_reasons;
-    if (!events_.empty() && (after != reasons || dev.clock_mhz() != mhz)) {
-      events_.clock({dev.id(), reasons, after, dev.clock_mhz(), now});
-    }
+    update_dvfs(dev, st);
     st.next_dvfs = now + options_.dvfs_period_ns;
+  }
+  // A clock change is an event within a tick: a DVFS decision, or a chip woken by work.
+  uint32_t reasons = dev.sensors().throttle_reasons;
+  int mhz = dev.reported_clock_mhz();
+  if (st.event_mhz < 0) st.event_mhz = mhz, st.event_reasons = reasons;
+  if (reasons != st.event_reasons || mhz != st.event_mhz) {
+    if (!events_.empty()) events_.clock({dev.id(), st.event_reasons, reasons, mhz, now});
+    st.event_mhz = mhz, st.event_reasons = reasons;
   }
 }
 
@@ -142,24 +146,58 @@ void Physics::update_power_thermal(Device& dev, double dt_s) {
   s.hbm_temperature_c = hbm_steady + (s.hbm_temperature_c - hbm_steady) * std::exp(-dt_s / (tau / 2));
 }
 
-void Physics::update_dvfs(Device& dev) {
+void Physics::update_dvfs(Device& dev, State& st) {
   const DeviceSpec& spec = dev.spec();
   DeviceSensors& s = dev.sensors();
-  int step = std::max(1, static_cast<int>(std::lround(spec.aicore_clock.max_mhz * options_.clock_step)));
-  bool hot = s.temperature_c >= spec.thermal.throttle_c;
-  bool over_power = s.power_w > s.power_limit_w;
-  if (hot || over_power) {
-    if (hot) s.throttle_reasons |= throttle_reason::kThermal;
-    if (over_power) s.throttle_reasons |= throttle_reason::kPowerLimit;
-    dev.set_clock_mhz(dev.clock_mhz() - step);
-    return;
+  const int fmax = spec.aicore_clock.max_mhz;
+  const int f = dev.clock_mhz();
+  const int step = std::max(1, static_cast<int>(std::lround(fmax * options_.clock_step)));
+  const double period_s = static_cast<double>(options_.dvfs_period_ns) * 1e-9;
+
+  bool busy = s.aicore_util > 0 || s.aicpu_util > 0 || dev.free_aicores() < spec.aicore_count ||
+              dev.free_aicpus() < spec.aicpu_count;
+  dev.set_idle(!busy);
+
+  // Power cap: the clock at which this activity draws 1% under the limit.
+  double cap_clock = fmax;
+  double dynamic_w = s.power_w - spec.power.idle_w;
+  if (dynamic_w > 1e-9) {
+    double allowed_w = s.power_limit_w * (1 - kCapMargin) - spec.power.idle_w;
+    cap_clock = allowed_w > 0 ? f * std::sqrt(allowed_w / dynamic_w) : 0;
   }
-  bool cool = s.temperature_c < spec.thermal.throttle_c - options_.hysteresis_c;
-  bool headroom = s.power_w < 0.95 * s.power_limit_w;
-  if (cool && headroom && dev.clock_mhz() < spec.aicore_clock.max_mhz) {
-    dev.set_clock_mhz(dev.clock_mhz() + step);
+  bool capped = cap_clock < fmax;
+
+  // Thermal, with hysteresis; `heading` is where the temperature settles at this clock.
+  const double throttle = spec.thermal.throttle_c;
+  if (s.temperature_c >= throttle) st.thermal_engaged = true;
+  else if (s.temperature_c < throttle - options_.hysteresis_c) st.thermal_engaged = false;
+  double slope = st.dvfs_temperature_c < 0 ? 0 : (s.temperature_c - st.dvfs_temperature_c) / period_s;
+  st.dvfs_temperature_c = s.temperature_c;
+  double heading = s.temperature_c + spec.thermal.time_constant_s * slope;
+  double thermal_clock = fmax;
+  if (st.thermal_engaged && dynamic_w > 1e-9 && s.power_w > 0) {
+    // The clock whose steady temperature is just over the throttle point, from the thermal
+    // resistance the chip shows now ((heading - ambient) / P): a failing fan raises it.
+    double resistance = std::max(1e-9, (heading - s.ambient_c) / s.power_w);
+    double goal_w = (throttle + kThermalHoldAboveC - s.ambient_c) / resistance - spec.power.idle_w;
+    thermal_clock = goal_w > 0 ? f * std::sqrt(goal_w / dynamic_w) : 0;
   }
-  if (dev.clock_mhz() >= spec.aicore_clock.max_mhz) s.throttle_reasons = 0;
+
+  // Capping acts at once; thermal moves a step per period down or up (a chip's temperature
+  // follows in seconds); climbing back is a step per period.
+  double target = std::min({cap_clock, thermal_clock, static_cast<double>(fmax)});
+  int next = static_cast<int>(std::floor(target));
+  if (target >= f) next = std::min(next, f + step);
+  else if (!(capped && cap_clock <= thermal_clock)) next = std::max(next, f - step);
+  dev.set_clock_mhz(next);
+
+  s.throttle_reasons = 0;
+  if (dev.clock_mhz() < fmax) {
+    if (st.thermal_engaged || thermal_clock < fmax) s.throttle_reasons |= throttle_reason::kThermal;
+    if (capped) s.throttle_reasons |= throttle_reason::kPowerLimit;
+    if (s.throttle_reasons == 0 && f < fmax) s.throttle_reasons = st.last_reasons;  // climbing back
+  }
+  st.last_reasons = s.throttle_reasons;
 }
 
 void Physics::update_faults(Device& dev, State& st, double dt_s, Nanos now) {

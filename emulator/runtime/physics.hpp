@@ -13,9 +13,20 @@
 //                  the spec's idle power)
 //   temperature  first-order: T -> T_ss = ambient + R x P with time constant tau;
 //                HBM: ambient + 0.7 (T - ambient) + 8 C x u_hbm, with tau / 2
-//   DVFS         every 100 ms: above the throttle temperature or the power limit the AI-core
-//                clock steps down 5% of max (not below min) and the reason is published; below
-//                (throttle - 3 C) and 95% of the limit it steps back up; reasons clear at full clock.
+//   DVFS         every 100 ms, as firmware does it:
+//                power cap: power scales with f^2 at the same activity, so the clock that holds
+//                  the cap (1% under it) is f x sqrt((limit x 0.99 - idle) / (P - idle)); the
+//                  clock drops to it at once and climbs back a step (5% of max) per period, so a
+//                  capped chip holds its cap without cycling;
+//                thermal: engaged at the throttle temperature, released below it minus the
+//                  hysteresis (3 C); while engaged it aims at the clock whose steady temperature
+//                  is 0.5 C over the throttle point, from the thermal resistance the chip shows
+//                  now ((T + tau dT/dt - ambient) / P: where a first-order chip is heading), a
+//                  step per period, so it holds the throttle point instead of walking to the
+//                  minimum, and a failing fan's higher resistance is followed; once released the
+//                  clock climbs a step per period;
+//                idle: a chip with no work reports the spec's idle clock (it wakes at once).
+//                Reasons are published while a limit holds the clock below max.
 // A task's duration is fixed when it starts, so a clock change affects the tasks that start
 // after it. An ECC storm adds its single-bit errors every tick and reports them as one record per
 // device and tick (node_events.hpp). Deterministic; driven by the node's scheduler.
@@ -37,7 +48,7 @@ struct PhysicsOptions {
   Nanos dvfs_period_ns = 100'000'000;
   double clock_step = 0.05;          // fraction of max clock per DVFS step
   double hysteresis_c = 3.0;
-  double cooling_failure_factor = 4.0;  // over-temperature fault: thermal resistance multiplier
+  double cooling_failure_factor = 2.0;  // over-temperature fault: thermal resistance multiplier (a failing fan)
   double ecc_storm_per_s = 2000;     // single-bit errors per second during an ECC storm
 };
 
@@ -83,12 +94,17 @@ class Physics {
     Nanos last_tick = 0;
     Nanos next_dvfs = 0;
     double ecc_carry = 0;  // fractional single-bit errors owed by a storm
+    bool thermal_engaged = false;
+    double dvfs_temperature_c = -1;  // the temperature at the last DVFS decision (-1: none yet)
+    uint32_t last_reasons = 0;       // kept while the clock climbs back to max
+    int event_mhz = -1;              // the clock and reasons the last clock event announced
+    uint32_t event_reasons = 0;
   };
   void tick(const SimEvent&);
   void update_device(Device& dev, State& st, Nanos now);
   void update_utilization(Device& dev, State& st, Nanos now);
   void update_power_thermal(Device& dev, double dt_s);
-  void update_dvfs(Device& dev);
+  void update_dvfs(Device& dev, State& st);
   void update_faults(Device& dev, State& st, double dt_s, Nanos now);
   void update_links(Nanos now);
 

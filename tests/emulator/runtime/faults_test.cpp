@@ -41,6 +41,11 @@ TEST(Faults, OverTemperatureWarnsUnderLoadAndClears) {
   EXPECT_EQ(d.health_state(), Health::kWarning);
   EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), telemetry::incident("temperature_high").code);
   EXPECT_TRUE(d.sensors().throttle_reasons & throttle_reason::kThermal);
+  // DVFS holds the throttle point with the failing fan, at a clock above the minimum (it used
+  // to walk to 800 MHz while the chip kept heating to 96.6 C).
+  EXPECT_NEAR(d.sensors().temperature_c, 85.5, 1.0);
+  EXPECT_GT(d.clock_mhz(), 800);
+  EXPECT_LT(d.clock_mhz(), 1850);
   EXPECT_EQ(node->device(3).health_state(), Health::kOk);  // only the faulty device
   ASSERT_TRUE(ctx.synchronize_stream(s).ok());
   ASSERT_TRUE(node->clear_faults(2).ok());

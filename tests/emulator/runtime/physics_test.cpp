@@ -22,22 +22,26 @@ struct Second {
   uint32_t reasons;
 };
 
-// Keeps `stream` fed with large matmuls for `seconds` of virtual time; one sample per second.
-std::vector<Second> sustain(Node& node, Context& ctx, StreamId stream, int seconds, bool load = true) {
+// Keeps `stream` fed with large matmuls for `seconds` of virtual time; one sample per `every`
+// (tflops: TFLOP done in that sample period).
+std::vector<Second> sustain(Node& node, Context& ctx, StreamId stream, int seconds, bool load = true,
+                            Nanos every = kSecond) {
   auto mm = ctx.prepare("matmul", {fp16({4096, 4096}), fp16({4096, 4096})});
   EXPECT_TRUE(mm.ok());
   Device& dev = node.device(ctx.device());
   std::vector<Second> out;
-  for (int s = 0; s < seconds; ++s) {
+  for (Nanos t = 0; t < seconds * kSecond; t += every) {
     double flops_before = dev.counters().flops_total;
     while (load && node.engine().stream_depth(stream) < 4000) EXPECT_TRUE(ctx.enqueue(stream, *mm).ok());
-    node.scheduler().run_until(node.now() + kSecond);
+    node.scheduler().run_until(node.now() + every);
     const DeviceSensors& x = dev.sensors();
     out.push_back({node.now() * 1e-9, x.power_w, x.temperature_c,
                    (dev.counters().flops_total - flops_before) / 1e12, dev.clock_mhz(), x.throttle_reasons});
   }
   return out;
 }
+
+constexpr Nanos kDvfsPeriod = 100'000'000;
 
 TEST(Physics, IdleDeviceDrawsIdlePowerAtIdleTemperature) {
   auto node = make_node();
@@ -46,7 +50,9 @@ TEST(Physics, IdleDeviceDrawsIdlePowerAtIdleTemperature) {
   EXPECT_NEAR(d.sensors().power_w, 90.0, 0.5);  // 910B idle is 80-100 W
   EXPECT_NEAR(d.sensors().temperature_c, 35 + 0.12 * 90, 0.5);
   EXPECT_DOUBLE_EQ(d.sensors().aicore_util, 0.0);
-  EXPECT_EQ(d.clock_mhz(), 1850);
+  EXPECT_EQ(d.clock_mhz(), 1850);            // work would run at full clock at once...
+  EXPECT_EQ(d.reported_clock_mhz(), 800);    // ...while the idle chip reports the spec's idle clock
+  EXPECT_TRUE(d.idle());
   EXPECT_NEAR(d.counters().energy_j, 90.0 * 120, 90.0 * 0.5);
 }
 
@@ -79,6 +85,13 @@ TEST(Physics, SustainedGemmHeatsCrossesThrottleSlowsAndRecovers) {
   double early_tflops = (load[1].tflops + load[2].tflops + load[3].tflops) / 3;
   EXPECT_LT(late.tflops, 0.95 * early_tflops) << "early " << early_tflops << " late " << late.tflops;
   EXPECT_NEAR(late.temp_c, 85.0, 2.0);  // DVFS holds the throttle point
+  // It got there gradually, never lower than it needed: no walk to the minimum clock, and the
+  // throughput lost is the clock lost.
+  int lowest = 1850;
+  for (const auto& x : load) lowest = std::min(lowest, x.clock_mhz);
+  EXPECT_GE(lowest, late.clock_mhz - 2 * 93) << "the clock overshot down to " << lowest << " MHz";
+  EXPECT_GT(lowest, 800);
+  EXPECT_NEAR(late.tflops / early_tflops, late.clock_mhz / 1850.0, 0.03);
 
   ASSERT_TRUE(ctx.synchronize_stream(s).ok());
   auto idle = sustain(*node, ctx, s, 120, /*load=*/false);
@@ -86,6 +99,44 @@ TEST(Physics, SustainedGemmHeatsCrossesThrottleSlowsAndRecovers) {
   EXPECT_EQ(idle.back().reasons, 0u);
   EXPECT_NEAR(idle.back().power_w, 90.0, 1.0);
   EXPECT_LT(idle.back().temp_c, 85.0 - 3.0);
+}
+
+// Work wakes an idle chip at once: its first kernel runs at full clock, and the clock it reports
+// is back at max within a tick.
+TEST(Physics, WorkWakesAnIdleChipAtOnce) {
+  auto node = make_node({.seed = 2});
+  node->scheduler().run_until(5 * kSecond);
+  ASSERT_EQ(node->device(0).reported_clock_mhz(), 800);
+  Context& ctx = make_context(*node);
+  StreamId s = ctx.create_stream();
+  auto first = sustain(*node, ctx, s, 1, true, 10'000'000);
+  EXPECT_FALSE(node->device(0).idle());
+  EXPECT_EQ(node->device(0).reported_clock_mhz(), 1850);
+  EXPECT_GT(first.front().tflops, 0.0);
+}
+
+// A 200 W cap is held within 3% with no oscillation: over the last 10 s (100 decisions) the clock
+// does not move and every power sample is within 3% of the cap; the throughput lost is the clock
+// lost.
+TEST(Physics, APowerCapIsHeldSteadyWithoutOscillation) {
+  auto node = make_node({.seed = 5});
+  Context& ctx = make_context(*node);
+  StreamId s = ctx.create_stream();
+  auto full = sustain(*node, ctx, s, 3, true, kSecond);
+  ASSERT_TRUE(node->set_power_limit(0, 200).ok());
+  auto capped = sustain(*node, ctx, s, 30, true, kDvfsPeriod);
+  std::vector<Second> tail(capped.end() - 100, capped.end());
+  int lo = tail.front().clock_mhz, hi = lo;
+  for (const Second& x : tail) {
+    EXPECT_NEAR(x.power_w, 200.0, 0.03 * 200) << "t " << x.t_s;
+    lo = std::min(lo, x.clock_mhz), hi = std::max(hi, x.clock_mhz);
+    EXPECT_TRUE(x.reasons & throttle_reason::kPowerLimit);
+  }
+  EXPECT_EQ(lo, hi) << "the clock moved between " << lo << " and " << hi << " MHz under a steady cap";
+  double tflops_capped = 0;
+  for (const Second& x : tail) tflops_capped += x.tflops / 10;  // TFLOP per second
+  double clock_ratio = hi / 1850.0;
+  EXPECT_NEAR(tflops_capped / full.back().tflops, clock_ratio, 0.03) << "throughput lost = clock lost";
 }
 
 TEST(Physics, LoweredPowerLimitThrottlesAndRestoringItRecovers) {
