@@ -192,6 +192,7 @@ void Physics::update_dvfs(Device& dev, State& st) {
   dev.set_clock_mhz(next);
 
   s.throttle_reasons = 0;
+  if (dev.idle()) return;  // nothing is being slowed: the idle clock is not a throttle (reasons resume with work)
   if (dev.clock_mhz() < fmax) {
     if (st.thermal_engaged || thermal_clock < fmax) s.throttle_reasons |= throttle_reason::kThermal;
     if (capped) s.throttle_reasons |= throttle_reason::kPowerLimit;

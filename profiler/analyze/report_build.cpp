@@ -299,7 +299,9 @@ void throttle_periods(const ProfileData& d, Report& r) {
     o.period.time_at_mhz[o.clock] += e.ts - o.since;
     o.since = e.ts, o.clock = clock;
     o.period.reasons |= e.b;
-    if (clock > 0) o.period.min_clock_mhz = std::min(o.period.min_clock_mhz, static_cast<double>(clock));
+    // The event that clears the reasons ends the period: its clock (max again, or an idle chip's
+    // idle clock) was never a throttled one.
+    if (clock > 0 && e.b != 0) o.period.min_clock_mhz = std::min(o.period.min_clock_mhz, static_cast<double>(clock));
     if (e.b == 0) {
       o.period.end = e.ts, o.period.open = false;
       r.throttles.push_back(std::move(o.period));

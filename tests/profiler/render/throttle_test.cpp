@@ -14,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr double kMinClockMhz = 800;  // Ascend910B2's lowest AI-core clock
+constexpr double kMinClockMhz = 800;  // Ascend910B2's lowest AI-core clock (and its idle clock)
 
 json report_of(const std::string& dir) {
   auto r = run_command(prof() + " report " + dir + " --format json");
@@ -38,13 +38,16 @@ struct HotNode {
 TEST(Throttle, AClockThatWalksDownIsReportedAtItsLowestWithTheTimeAtEachClock) {
   HotNode hot;
   TempDir dir("throttle-walk");
-  auto r = hot.record(dir.str(), 150);  // ~16 s of the node's time: it heats past 85 C and steps down
+  auto r = hot.record(dir.str(), 400);  // ~43 s of the node's time: past 85 C at ~15 s, then held
   ASSERT_EQ(r.exit_code, 0) << r.output;
   json j = report_of(dir.str());
   ASSERT_FALSE(j["throttling"].empty()) << r.output;
   const json& p = j["throttling"][0];
   EXPECT_EQ(p["device"], 0);
-  EXPECT_EQ(p["min_clock_mhz"].get<double>(), kMinClockMhz);
+  // It steps down to the clock that holds the throttle point, not to the minimum (nor does the
+  // idle clock after the job count as throttling).
+  EXPECT_GT(p["min_clock_mhz"].get<double>(), kMinClockMhz) << p.dump();
+  EXPECT_LT(p["min_clock_mhz"].get<double>(), 1850) << p.dump();
   EXPECT_GE(p["time_at_mhz_ns"].size(), 5u) << p.dump() << ": one entry per clock it stepped through";
   int64_t total = 0;
   for (const auto& [mhz, ns] : p["time_at_mhz_ns"].items()) total += ns.get<int64_t>();
