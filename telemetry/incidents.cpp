@@ -55,18 +55,21 @@ IncidentKind parse_row(const nlohmann::json& row) {
   return k;
 }
 
+// Never destroyed: a thread still publishing while the process exits (an in-process daemon when
+// a fuzzer calls exit()) must not read a table that static destruction has freed.
 const std::vector<IncidentKind>& table() {
-  static const std::vector<IncidentKind> kinds = [] {
-    std::vector<IncidentKind> out;
+  static const std::vector<IncidentKind>* kinds = [] {
+    auto* out_table = new std::vector<IncidentKind>;
+    std::vector<IncidentKind>& out = *out_table;
     try {
       nlohmann::json doc = nlohmann::json::parse(kIncidentsJson);
       for (const auto& row : doc.at("incidents")) out.push_back(parse_row(row));
     } catch (const std::exception& e) {
       table_error(e.what());
     }
-    return out;
+    return out_table;
   }();
-  return kinds;
+  return *kinds;
 }
 
 }  // namespace
