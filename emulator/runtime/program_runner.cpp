@@ -325,6 +325,14 @@ ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const
         st = InvalidArgument("rank " + std::to_string(rank) + ": free of unknown buffer '" + op.buffer + "'");
         break;
       }
+      // A non-caching free (aclrtFree, like cudaFree) synchronizes the device: the memory may
+      // still be in use by queued work. Drain, then come back.
+      if (!r.in_setup && !r.drained_for_free && ctx.allocator_policy() == AllocatorPolicy::kDirect) {
+        r.drained_for_free = true;
+        --r.next_op;
+        return sync(rank, -1);
+      }
+      r.drained_for_free = false;
       auto a = ctx.deallocate(it->second.ptr, op.buffer);
       r.buffers.erase(it);
       if (!a.ok()) st = a.status();

@@ -97,6 +97,7 @@ class ProgramRunner {
     std::map<std::size_t, Prepared> step_prepared;
     bool in_setup = true;
     bool drained_for_flush = false;  // the alloc at next_op - 1 already waited for the device
+    bool drained_for_free = false;   // the direct free at next_op - 1 already waited for the device
     std::size_t next_op = 0;
     int64_t step = 0;
     Nanos step_start = 0;

@@ -211,6 +211,35 @@ TEST(ProgramRunner, OnlineCompilePaysOncePerOpAndShape) {
   EXPECT_TRUE(compiles(program, &prebuilt_steps).first.empty());
 }
 
+// A non-caching free synchronizes the device (aclrtFree, like cudaFree): the memory may still be
+// in use by queued work. The kernel enqueued after the free starts only once the one before it
+// ended and the free was paid; a caching free returns the block to the cache and the two kernels
+// run back to back.
+TEST(ProgramRunner, ADirectFreeWaitsForTheDeviceACachingFreeDoesNot) {
+  json step = {{{"op", "alloc"}, {"buf", "t"}, {"bytes", 64 << 20}}, mm_op(0, 4096),
+               {{"op", "free"}, {"buf", "t"}}, mm_op(0, 4096)};
+  json rank = {{"device", 0}, {"streams", 1}, {"step", step}};
+  auto gap_between_kernels = [&](const char* allocator) {
+    json program = {{"name", "frees"}, {"repeat", 1}, {"allocator", allocator}, {"ranks", {rank}}};
+    auto node = make_node({.jitter = 0});
+    TimelineRecorder rec;
+    node->engine().add_observer(&rec);
+    auto out = run(*node, program);
+    EXPECT_TRUE(out.status.ok()) << out.status.message();
+    node->engine().remove_observer(&rec);
+    std::vector<TaskRecord> kernels;
+    for (const TaskRecord& r : rec.records()) {
+      if (r.kind == TaskKind::kKernel) kernels.push_back(r);
+    }
+    EXPECT_EQ(kernels.size(), 2u);
+    return kernels.size() == 2 ? kernels[1].start - kernels[0].end : Nanos{-1};
+  };
+  auto node = make_node();
+  Nanos free_ns = node->device(0).spec().runtime.free_ns;
+  EXPECT_EQ(gap_between_kernels("caching"), 0) << "queued back to back";
+  EXPECT_GE(gap_between_kernels("direct"), free_ns) << "the free waited for the first kernel";
+}
+
 TEST(ProgramRunner, AfterATimeoutTheRestOfTheStreamIsSkippedNotTimedOutOneByOne) {
   auto node = make_node();
   ASSERT_TRUE(node->inject_fault(0, FaultKind::kAicoreHang).ok());
