@@ -184,9 +184,10 @@ std::vector<Nanos> CollectiveHub::schedule(CommId comm, const Plan& plan, Nanos 
   const Comm& c = comms_[comm];
   int n = static_cast<int>(c.devices.size());
   std::vector<Nanos> ready(n, start);
+  std::vector<std::vector<std::pair<Nanos, Nanos>>> arrivals(n);  // per receiving rank: (arrival, reduce time)
   for (const auto& phase : plan) {
     std::vector<Nanos> next = ready;
-    std::vector<std::vector<std::pair<Nanos, Nanos>>> arrivals(n);  // per receiving rank: (arrival, reduce time)
+    for (auto& a : arrivals) a.clear();
     for (const Transfer& t : phase) {
       int src = c.devices[t.src];
       int dst = c.devices[t.dst];

@@ -194,9 +194,9 @@ void Physics::update_dvfs(Device& dev, State& st) {
   s.throttle_reasons = 0;
   if (dev.idle()) return;  // nothing is being slowed: the idle clock is not a throttle (reasons resume with work)
   if (dev.clock_mhz() < fmax) {
-    if (st.thermal_engaged || thermal_clock < fmax) s.throttle_reasons |= throttle_reason::kThermal;
+    if (st.thermal_engaged) s.throttle_reasons |= throttle_reason::kThermal;
     if (capped) s.throttle_reasons |= throttle_reason::kPowerLimit;
-    if (s.throttle_reasons == 0 && f < fmax) s.throttle_reasons = st.last_reasons;  // climbing back
+    if (s.throttle_reasons == 0) s.throttle_reasons = st.last_reasons;  // climbing back
   }
   st.last_reasons = s.throttle_reasons;
 }

@@ -136,8 +136,6 @@ bool parse_exporter_args(int argc, const char* const* argv, ExporterOptions& out
   CLI::App app;
   RawArgs r;
   build_app(app, r);
-  std::string& listen = r.listen;
-  std::string& node = r.node;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -147,11 +145,11 @@ bool parse_exporter_args(int argc, const char* const* argv, ExporterOptions& out
   if (r.version) out.version = true;
   help = r.help;
   if (help) return true;
-  if (!listen.empty() && !parse_listen(listen, out)) {
-    error = "--listen: '" + listen + "' is not HOST:PORT (e.g. 127.0.0.1:9101)";
+  if (!r.listen.empty() && !parse_listen(r.listen, out)) {
+    error = "--listen: '" + r.listen + "' is not HOST:PORT (e.g. 127.0.0.1:9101)";
     return false;
   }
-  out.node = node.empty() ? tf::node_name_from_env() : node;
+  out.node = r.node.empty() ? tf::node_name_from_env() : r.node;
   if (Status s = tf::validate_node_name(out.node); !s.ok()) {
     error = s.message();
     return false;

@@ -59,22 +59,18 @@ cli::Manual manual() {
 void build_app(CLI::App& app, Options& o, Raw& r) {
   cli::present(app, manual(), "live dashboard of an npukit node (q quits, h shows the keys)");
   o.node = telemetry::node_name_from_env();
-  std::string& size = r.size;
-  std::string& view = r.view;
-  std::string& sort = r.sort;
-  bool& no_mouse = r.no_mouse;
   app.add_option("--node,--node-name", o.node, "node name (default $NPU_NODE or npukit)")->type_name("NODE");
   app.add_option("--interval,-d", o.interval_s, "refresh interval, seconds (0.05-3600; +/- change it live)")
       ->capture_default_str();
   app.add_option("--frames,-n", o.frames, "headless: render N frames as text to stdout, then exit")
       ->check(CLI::PositiveNumber);
-  app.add_option("--size", size, "headless screen size WxH (default 80x24)");
+  app.add_option("--size", r.size, "headless screen size WxH (default 80x24)");
   app.add_flag("--mono", o.mono, "no colour (also when NO_COLOR is set)");
   app.add_flag("--ascii", o.ascii, "ASCII glyphs only (default when the locale is not UTF-8)");
-  app.add_flag("--no-mouse", no_mouse, "do not capture the mouse");
-  app.add_option("--view", view, "device view")->check(CLI::IsMember({"auto", "compact", "detailed"}))->capture_default_str();
+  app.add_flag("--no-mouse", r.no_mouse, "do not capture the mouse");
+  app.add_option("--view", r.view, "device view")->check(CLI::IsMember({"auto", "compact", "detailed"}))->capture_default_str();
   app.add_option("--window", o.window_s, "history window, seconds (30, 60, 300, 900, 3600)")->capture_default_str();
-  app.add_option("--sort", sort, "process sort column")->check(CLI::IsMember({"pid", "npu", "memory", "share", "name"}));
+  app.add_option("--sort", r.sort, "process sort column")->check(CLI::IsMember({"pid", "npu", "memory", "share", "name"}));
   app.add_flag("--ascending", o.ascending, "sort ascending (default descending)");
   app.add_option("--filter", o.filter, "show only processes whose name or pid contains TEXT");
   app.add_option("--record", o.record, "headless: also save the collected frames as a recording (JSON)");
@@ -96,17 +92,13 @@ int parse_command_line(int argc, const char* const* argv, Options& o) {
   CLI::App app;
   Raw r;
   build_app(app, o, r);
-  const std::string& size = r.size;
-  const std::string& view = r.view;
-  const std::string& sort = r.sort;
-  const bool& no_mouse = r.no_mouse;
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return cli::parse_error_exit(app, e);
   }
-  if (!size.empty()) {
-    auto wh = parse_size(size);
+  if (!r.size.empty()) {
+    auto wh = parse_size(r.size);
     if (!wh.ok()) {
       std::fprintf(stderr, "npu-top: %s\n", wh.status().message().c_str());
       return kExitUsage;
@@ -117,9 +109,9 @@ int parse_command_line(int argc, const char* const* argv, Options& o) {
     }
     std::tie(o.width, o.height) = *wh;
   }
-  o.mouse = !no_mouse;
-  o.view = view == "compact" ? DeviceView::kCompact : view == "detailed" ? DeviceView::kDetailed : DeviceView::kAuto;
-  if (!sort.empty()) o.sort = parse_sort_key(sort);
+  o.mouse = !r.no_mouse;
+  o.view = r.view == "compact" ? DeviceView::kCompact : r.view == "detailed" ? DeviceView::kDetailed : DeviceView::kAuto;
+  if (!r.sort.empty()) o.sort = parse_sort_key(r.sort);
   if (auto s = validate(o); !s.ok()) {
     std::fprintf(stderr, "npu-top: %s\n", s.message().c_str());
     return kExitUsage;
