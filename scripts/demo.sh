@@ -5,29 +5,35 @@
 #   show `npu-smi info` while it runs, print the run's summary and the profile report,
 #   stop the node.
 # Options: --steps N (default 60), --spec NODE_SPEC (default 8x910B2), --workload W (default
-# ernie3-train; npu-run --list names the others).
+# ernie3-train; npu-run --list names the others), --out DIR (default out/demo), --built DIR (use
+# the programs already built in DIR: no install, no build; the tests use it).
 set -euo pipefail
 trap 'echo "scripts/demo.sh: failed: $BASH_COMMAND" >&2' ERR
 cd "$(dirname "$0")/.."
 steps=60
 spec=8x910B2
 workload=ernie3-train
+out=out/demo
+built=
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --steps) steps=$2; shift 2 ;;
     --spec) spec=$2; shift 2 ;;
     --workload) workload=$2; shift 2 ;;
-    *) echo "usage: scripts/demo.sh [--steps N] [--spec NODE_SPEC] [--workload W]" >&2; exit 4 ;;
+    --out) out=$2; shift 2 ;;
+    --built) built=$2; shift 2 ;;
+    *) echo "usage: scripts/demo.sh [--steps N] [--spec NODE_SPEC] [--workload W] [--out DIR] [--built DIR]" >&2; exit 4 ;;
   esac
 done
 
-scripts/install-deps.sh
-echo "== building what the demo runs (the first build takes a few minutes; scripts/test.sh reuses it)"
-scripts/build.sh build npu-emud npu-run npu-smi npu-prof
+B=${built:-build}
+if [[ -z $built ]]; then
+  scripts/install-deps.sh
+  echo "== building what the demo runs (the first build takes a few minutes; scripts/test.sh reuses it)"
+  scripts/build.sh build npu-emud npu-run npu-smi npu-prof
+fi
 
-B=build
 export NPU_NODE="demo-$$"
-out="out/demo"
 rm -rf "$out" && mkdir -p "$out"
 "$B/emulator/npu-emud" start --node-name "$NPU_NODE" --spec "$spec"
 trap '"$B/emulator/npu-emud" stop --node-name "$NPU_NODE" >/dev/null 2>&1 || true' EXIT
