@@ -157,9 +157,12 @@ round_daemon() {
   if (($(profile_count "$work/prof") > 0)); then
     check "a daemon: profile integrity ok" "$(profiles_intact "$work/prof")"
     rc=$(report_of "$work/prof")
-    local flagged=1
-    grep -qE 'Recording: +INCOMPLETE' "$work/report" && flagged=0
-    grep -qE '^Job: .*\(exit [1-9][0-9]*\)' "$work/report" && flagged=0
+    # A job the kill interrupted (its command exited non-zero) must read INCOMPLETE (the recorder
+    # saw the node go away); a job that had ended before the kill may read complete.
+    local flagged=0
+    if grep -qE '^Job: .*\(exit [1-9][0-9]*\)' "$work/report"; then
+      grep -qE 'Recording: +INCOMPLETE' "$work/report" || flagged=1
+    fi
     check "a daemon: report exit 0" "$rc" "npu-prof report exit $rc: $(head -2 "$work/report")"
     check "a daemon: report flags interruption" "$flagged" "$(grep -m2 -E '^(Recording|Job):' "$work/report")"
   else

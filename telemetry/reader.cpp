@@ -121,7 +121,12 @@ Status Reader::validate(std::size_t size) {
   Status caps = detail::validate_capacities(h->caps);
   if (!caps.ok()) return fail("shm segment " + name + " has a corrupt header: " + caps.message());
   detail::View view = detail::make_view(base, h->caps);
-  if (view.layout.total > size || h->prefix.total_bytes != view.layout.total) {
+  if (h->prefix.total_bytes != view.layout.total) {  // a header at odds with itself, whatever the file's size
+    return fail("shm segment " + name + " has a corrupt header: its capacities need " +
+                std::to_string(view.layout.total) + " bytes, its total_bytes says " +
+                std::to_string(h->prefix.total_bytes));
+  }
+  if (view.layout.total > size) {
     return fail("shm segment " + name + " is truncated (" + std::to_string(size) +
                 " bytes, its header needs " + std::to_string(view.layout.total) + ")");
   }

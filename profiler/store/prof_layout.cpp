@@ -1,4 +1,5 @@
 #include "profiler/store/prof_layout.hpp"
+#include "telemetry/output_file.hpp"
 
 #include <unistd.h>
 
@@ -122,10 +123,7 @@ Status write_device_info(const std::string& prof_dir, int device, int rank, cons
   std::error_code ec;
   fs::create_directories(dir, ec);
   nlohmann::json info = {{"rank_id", rank}, {"hostUid", host_uid}, {"devices", id}};
-  std::ofstream out(dir / ("info.json." + id));
-  out << info.dump() << "\n";
-  if (!out) return InvalidArgument((dir / ("info.json." + id)).string() + ": cannot write");
-  return Status::Ok();
+  return telemetry::write_output_file((dir / ("info.json." + id)).string(), info.dump() + "\n");
 }
 
 Result<std::vector<RankDb>> find_profile_dbs(const std::string& path) {

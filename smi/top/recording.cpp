@@ -1,5 +1,6 @@
 #include "smi/top/recording.hpp"
 #include "telemetry/json_reader.hpp"
+#include "telemetry/output_file.hpp"
 
 #include <unistd.h>
 
@@ -226,11 +227,7 @@ Result<Recording> load_recording(const std::string& path) {
 }
 
 Status save_recording(const std::string& path, const Recording& rec) {
-  std::ofstream out(path);
-  out << json_text(recording_to_json(rec), 1) << "\n";
-  out.close();
-  if (!out) return InternalError(path + ": cannot write the recording");
-  return Status::Ok();
+  return telemetry::write_output_file(path, json_text(recording_to_json(rec), 1) + "\n");
 }
 
 Result<std::unique_ptr<Replayer>> Replayer::create(Recording rec) {

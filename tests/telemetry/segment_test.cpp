@@ -340,8 +340,20 @@ TEST(Segment, WrongAbiVersionAndFieldTableAreRefused) {
   h->prefix.field_table_hash ^= 1;
   h->prefix.total_bytes += 4096;
   r = Reader::open({node});
-  EXPECT_NE(r.status().message().find(" is truncated ("), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find(" has a corrupt header: its capacities need "), std::string::npos)
+      << r.status().message();
   h->prefix.total_bytes -= 4096;
+  EXPECT_TRUE(Reader::open({node}).ok());
+  // A zeroed lossless_readers capacity on a file large enough: the header disagrees with itself,
+  // which is corrupt, not truncated (it used to say "truncated" of a file larger than needed).
+  uint32_t readers = h->caps.lossless_readers;
+  h->caps.lossless_readers = 0;
+  r = Reader::open({node});
+  EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(r.status().message().find(" is truncated"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find(" has a corrupt header: its capacities need "), std::string::npos)
+      << r.status().message();
+  h->caps.lossless_readers = readers;
   EXPECT_TRUE(Reader::open({node}).ok());
   ::munmap(h, sizeof *h);
   ::close(fd);

@@ -91,7 +91,7 @@ TEST(Daemon, AJobDiesWithTheProcessThatSubmittedIt) {
 }
 
 // Private by default: segment and socket 0600; another user gets one line and the documented
-// code from every tool (npu-smi 6, npu-emud and npu-prof 4). --access all opens reading, never
+// code from every tool (6, "no access", in each). --access all opens reading, never
 // control. Run as root, switching to nobody with setpriv.
 TEST(Daemon, NodesArePrivateByDefaultAndAccessAllOpensReadingOnly) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to run tools as uid 65534";

@@ -225,9 +225,12 @@ TEST(Cli, SeveralRecordingsInOneDirectoryNeedAChoice) {
 
 // Profiles are created like any output file: 0644 less the user's umask (docs/reliability.md),
 // so `umask 077` keeps a recording private; the databases, directories and info files alike.
+// Files are created 0644 less the umask (umask 002 used to leave info.json files 0664, group-
+// writable, beside 0644 databases); directories follow the umask as mkdir does.
 TEST(Cli, ProfileFilesFollowTheUmask) {
   ScopedNode node("modes");
-  for (auto [umask, file_mode, dir_mode] : {std::tuple{"022", 0644u, 0755u}, std::tuple{"077", 0600u, 0700u}}) {
+  for (auto [umask, file_mode, dir_mode] : {std::tuple{"022", 0644u, 0755u}, std::tuple{"077", 0600u, 0700u},
+                                             std::tuple{"002", 0644u, 0775u}}) {
     TempDir dir(std::string("modes") + umask);
     std::string out = dir / "rec";
     auto r = run_command(std::string("umask ") + umask + " && " + prof() + " record -o " + out + " --node-name " + node.name() + " -- true");

@@ -1,5 +1,7 @@
 // The npu-top binary: usage errors, exit codes, headless frames from a live daemon and from a
 // recording, and --record.
+#include <sys/stat.h>
+
 #include <cstdio>
 
 #include "tests/daemon_util.hpp"
@@ -110,7 +112,15 @@ TEST(TopCli, ARecordingOfALiveNodeReplaysToTheSameDeviceRows) {
   for (std::size_t i = 2 * 25 + 1; i < 2 * 25 + 1 + 9; ++i) EXPECT_EQ(a[i], b[i]) << "line " << i;
   auto bad = run_command(top() + " --node " + node.name() + " --frames 1 --record /nonexistent-dir/x.json");
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
-  EXPECT_NE(bad.output.find("/nonexistent-dir/x.json: cannot write the recording"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("/nonexistent-dir/x.json: cannot write: No such file or directory"), std::string::npos)
+      << bad.output;
+  // Created 0644 less the umask, never group-writable (it was the stream library's 0666 less it).
+  std::remove(file.c_str());
+  auto modes = run_command("umask 002 && " + top() + " --node " + node.name() + " --frames 1 --record " + file + common);
+  ASSERT_EQ(modes.exit_code, 0) << modes.output;
+  struct stat st {};
+  ASSERT_EQ(::stat(file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0644u);
   std::remove(file.c_str());
 }
 
