@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "workloads/fusion.hpp"
 #include "workloads/ops.hpp"
 
 namespace npukit::work {
@@ -72,17 +73,30 @@ struct Forward {
   std::vector<uint64_t> activation_bytes_by_step;        // varying layers: step k's is [k % n]
 };
 
-// The activation bytes of the forward layers when each varying layer has its k-th value.
-uint64_t activation_bytes_at(const Workload& w, std::size_t k) {
+// The activation bytes of the forward layers when each varying layer has its k-th value: each
+// op's output, except a value passed inside a fused kernel (`materialized[i]` false), which never
+// exists in HBM. Ops in expansion order (layers, then their repeats).
+uint64_t activation_bytes_at(const Workload& w, const std::vector<bool>& materialized, std::size_t k) {
   uint64_t total = 0;
+  std::size_t i = 0;
   for (const Layer& l : w.layers) {
     StepOp op = forward_op(l, w.dtype);
     if (!l.vary.values.empty()) {
       op.inputs[static_cast<std::size_t>(l.vary.input)][static_cast<std::size_t>(l.vary.dim)] = l.vary.values[k % l.vary.values.size()];
     }
-    total += static_cast<uint64_t>(elements(output_shape(op))) * dtype_bytes(w.dtype) * static_cast<uint64_t>(l.repeat);
+    auto bytes = static_cast<uint64_t>(elements(output_shape(op))) * dtype_bytes(w.dtype);
+    for (int64_t r = 0; r < l.repeat; ++r, ++i) total += materialized[i] ? bytes : 0;
   }
   return total;
+}
+
+// Per forward op: whether its output is written to HBM (the last op of its fusion group).
+std::vector<bool> materialized_outputs(const Workload& w, const Forward& f) {
+  std::vector<bool> fusible;
+  for (const auto* vary : f.vary) fusible.push_back(vary->values.empty());
+  std::vector<bool> out(f.ops.size(), false);
+  for (const FusionGroup& g : fusion_groups(f.ops, w.fusion, fusible)) out[g.first + g.count - 1] = true;
+  return out;
 }
 
 // How many steps the varying layers take to repeat (1 when none varies; 0 when more than a
@@ -107,15 +121,16 @@ Forward expand(const Workload& w) {
       f.vary.push_back(&l.vary);
     }
   }
+  std::vector<bool> materialized = materialized_outputs(w, f);
   std::size_t period = vary_period(w);
   if (period == 0) {  // too many combinations to list: every varying layer at its largest size
     Workload largest = w;
     for (Layer& l : largest.layers) {
       if (!l.vary.values.empty()) l.vary.values = {*std::max_element(l.vary.values.begin(), l.vary.values.end())};
     }
-    f.activation_bytes_by_step = {activation_bytes_at(largest, 0)};
+    f.activation_bytes_by_step = {activation_bytes_at(largest, materialized, 0)};
   }
-  for (std::size_t k = 0; k < period; ++k) f.activation_bytes_by_step.push_back(activation_bytes_at(w, k));
+  for (std::size_t k = 0; k < period; ++k) f.activation_bytes_by_step.push_back(activation_bytes_at(w, materialized, k));
   f.activation_bytes = *std::max_element(f.activation_bytes_by_step.begin(), f.activation_bytes_by_step.end());
   if (f.activation_bytes_by_step.size() == 1) f.activation_bytes_by_step.clear();
   return f;
@@ -142,24 +157,29 @@ std::vector<telemetry::CommSpec> communicators(const Workload& w) {
 }
 
 void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<ProgramOp>& step) {
-  std::vector<std::pair<StepOp, bool>> bwd;  // (op, is a matmul grad)
+  std::vector<StepOp> bwd;
+  std::vector<bool> mm;  // a matmul's grad (a tensor-parallel sync follows it)
   for (std::size_t i = fwd.ops.size(); i-- > 0;) {
     if (!fwd.trainable[i]) continue;
-    for (auto& g : backward_ops(fwd.ops[i], w.dtype)) bwd.emplace_back(g, family_of(fwd.ops[i].name) == Family::kMatmul);
+    for (auto& g : backward_ops(fwd.ops[i], w.dtype)) {
+      bwd.push_back(g);
+      mm.push_back(family_of(fwd.ops[i].name) == Family::kMatmul);
+    }
   }
   uint64_t grad_elems = static_cast<uint64_t>(w.params / w.tp);
   int buckets = w.dp > 1 ? w.grad_buckets : 0;
   std::size_t per_bucket = buckets ? std::max<std::size_t>(1, bwd.size() / buckets) : 0;
-  int tp_syncs = 0;
-  for (const auto& [op, mm] : bwd) tp_syncs += mm;
+  int tp_syncs = static_cast<int>(std::count(mm.begin(), mm.end(), true));
   int bucket = 0;
-  for (std::size_t i = 0; i < bwd.size(); ++i) {
-    step.push_back(kernel(bwd[i].first));
-    if (w.tp > 1 && bwd[i].second && tp_syncs > 0) {
+  for (const FusionGroup& g : fusion_groups(bwd, w.fusion)) {
+    std::size_t i = g.first + g.count - 1;  // the group's last op: buckets close after it
+    step.push_back(kernel(fused_op(bwd, g)));
+    if (w.tp > 1 && mm[g.first] && tp_syncs > 0) {
       step.push_back(allreduce(static_cast<uint64_t>(w.tp_allreduce_bytes / 2 / tp_syncs / dtype_bytes(w.dtype)),
                                tp_comm(w, rank), w.dtype, kCompute));
     }
-    bool bucket_done = buckets && ((i + 1) % per_bucket == 0 || i + 1 == bwd.size()) && bucket < buckets;
+    bool crossed = per_bucket && (i + 1) / per_bucket > g.first / per_bucket;  // a boundary inside the group
+    bool bucket_done = buckets && (crossed || i + 1 == bwd.size()) && bucket < buckets;
     if (bucket_done) {
       step.push_back(event_op(Kind::kRecord, kCompute, 1 + bucket));
       step.push_back(event_op(Kind::kWait, kComm, 1 + bucket));
@@ -209,13 +229,16 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
   step.push_back(event_op(Kind::kWait, kCompute, 0));
   int tp_syncs = 0;
   for (const auto& op : fwd.ops) tp_syncs += family_of(op.name) == Family::kMatmul;
-  for (std::size_t i = 0; i < fwd.ops.size(); ++i) {
+  std::vector<bool> fusible;  // an op whose shape varies by step stays its own kernel
+  for (const auto* vary : fwd.vary) fusible.push_back(vary->values.empty());
+  for (const FusionGroup& g : fusion_groups(fwd.ops, w.fusion, fusible)) {
+    std::size_t i = g.first;
     const StepOp& op = fwd.ops[i];
     if (varying && !fwd.vary[i]->values.empty()) {
       step.push_back(activation_alloc);
       varying = false;
     }
-    step.push_back(kernel(op));
+    step.push_back(kernel(fused_op(fwd.ops, g)));
     step.back().vary = *fwd.vary[i];
     if (w.tp > 1 && family_of(op.name) == Family::kMatmul && tp_syncs > 0) {
       step.push_back(allreduce(static_cast<uint64_t>(w.tp_allreduce_bytes / 2 / tp_syncs / dtype_bytes(w.dtype)),
@@ -258,6 +281,7 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
     for (int r = 0; r < ranks; ++r) devices.push_back(r);
   }
   Workload shaped = w;
+  shaped.fusion = w.fusion && o.fusion;
   if (static_cast<int>(devices.size()) != ranks) {  // --devices chose fewer/more ranks: scale dp
     if (w.tp != 1 || devices.empty()) {
       return InvalidArgument("workload " + w.name + " needs " + std::to_string(ranks) + " devices (dp " +

@@ -5,6 +5,8 @@
 //   -> backward ops in reverse, and after each 1/B of them a gradient bucket AllReduce on the
 //   data-parallel communicator (stream 2, overlapping the rest of backward)
 //   -> compute waits for the last bucket -> optimizer update -> activations freed.
+// Ops fuse into one kernel as CANN's graph compiler fuses them (fusion.hpp) unless the workload
+// or the options turn fusion off.
 // Tensor parallelism (tp > 1) shards the layers as the workload file describes them and adds
 // AllReduces on the tensor-parallel communicator after each matmul, forward and backward,
 // `tp_allreduce_bytes` per step in all. Inference: loader, H2D, forward, D2H.
@@ -23,6 +25,7 @@ struct CompileOptions {
   int64_t steps = 0;             // 0: the workload's
   std::vector<int> devices;      // empty: the workload's, else 0..ranks-1
   std::string allocator;         // empty: the workload's
+  bool fusion = true;            // false: no op fusion whatever the workload says (npu-run --no-fusion)
   std::string process_name = "npu-run";
 };
 

@@ -25,6 +25,10 @@ const std::map<std::string, Family>& families() {
       {"aten::cross_entropy_loss", Family::kLoss},
       {"mean", Family::kReduce},            {"aten::mean", Family::kReduce},     {"reduce_mean", Family::kReduce},
       {"sum", Family::kReduce},             {"aten::sum", Family::kReduce},
+      {"ReluGrad", Family::kActivationGrad}, {"GeluGrad", Family::kActivationGrad},
+      {"BatchNormGrad", Family::kBatchNormGrad},
+      {"dropout", Family::kDropout},        {"aten::dropout", Family::kDropout}, {"DropOutDoMask", Family::kDropout},
+      {"transpose", Family::kTranspose},    {"transpose2", Family::kTranspose},  {"Transpose", Family::kTranspose},
   };
   return table;
 }
@@ -44,6 +48,23 @@ Shape conv_output(const StepOp& f) {
   };
   return {x[0], w[0], conv_dim(x[2], w[2], pair("strides", 1, 0), pair("pads", 0, 0)),
           conv_dim(x[3], w[3], pair("strides", 1, 1), pair("pads", 0, 1))};
+}
+
+// Transpose's perm attr (default: the dims reversed), or empty when it is not a permutation of s.
+std::vector<int64_t> perm_of(const StepOp& f, const Shape& s) {
+  std::vector<int64_t> perm;
+  if (f.attrs.is_object() && f.attrs.contains("perm") && f.attrs["perm"].is_array()) {
+    for (const auto& d : f.attrs["perm"]) perm.push_back(d.is_number_integer() ? d.get<int64_t>() : -1);
+  } else {
+    for (std::size_t d = s.size(); d-- > 0;) perm.push_back(static_cast<int64_t>(d));
+  }
+  std::vector<bool> seen(s.size(), false);
+  if (perm.size() != s.size()) return {};
+  for (int64_t d : perm) {
+    if (d < 0 || d >= static_cast<int64_t>(s.size()) || seen[static_cast<std::size_t>(d)]) return {};
+    seen[static_cast<std::size_t>(d)] = true;
+  }
+  return perm;
 }
 
 Shape swap_last_two(Shape s) {
@@ -91,7 +112,9 @@ std::string input_problem(const std::string& op, const std::vector<Shape>& in, c
     case Family::kEmbedding: need = {2, 2, true}; break;
     case Family::kLayerNorm: need = {2, 1}; break;
     case Family::kBatchNorm: need = {1, 2}; break;
-    case Family::kRelu: case Family::kGelu: case Family::kSoftmax: case Family::kLoss: case Family::kReduce: need = {1, 1}; break;
+    case Family::kRelu: case Family::kGelu: case Family::kSoftmax: case Family::kLoss: case Family::kReduce:
+    case Family::kTranspose: need = {1, 1}; break;
+    case Family::kDropout: need = {2, 1}; break;
     default: return "";
   }
   auto rank_ok = [&](const Shape& s) { return need.exact ? s.size() == need.rank : s.size() >= need.rank; };
@@ -102,6 +125,9 @@ std::string input_problem(const std::string& op, const std::vector<Shape>& in, c
     for (const Shape& s : in) got += (got.empty() ? "" : ", ") + std::to_string(s.size()) + "-D";
     return op + " takes " + (need.inputs == 1 ? "an input" : std::to_string(need.inputs) + " inputs") + " of " + dims +
            " shape" + (need.both ? "s" : "") + ", got " + (got.empty() ? "none" : got);
+  }
+  if (family_of(op) == Family::kTranspose && perm_of({op, in, {}, attrs}, in[0]).empty()) {
+    return op + ": attrs perm must be a permutation of input 0's dims";
   }
   if (family_of(op) == Family::kConv && (!int_pair(attrs, "strides", 1) || !int_pair(attrs, "pads", 0))) {
     return op + ": attrs strides and pads must be arrays of two integers (strides >= 1, pads >= 0)";
@@ -135,6 +161,12 @@ Shape output_shape(const StepOp& f) {
       return s;
     }
     case Family::kLoss: return Shape{in[0][0]};
+    case Family::kTranspose: {
+      std::vector<int64_t> perm = perm_of(f, in[0]);
+      Shape out;
+      for (int64_t d : perm) out.push_back(in[0][static_cast<std::size_t>(d)]);
+      return out;
+    }
     case Family::kReduce: return Shape{in[0][0], in[0].size() > 1 ? in[0][1] : 1};
     default: return in[0];
   }
@@ -169,6 +201,13 @@ std::vector<StepOp> backward_ops(const StepOp& f, const std::string& dtype) {
     case Family::kBatchNorm: {
       Shape c{in[0][1]};
       return {op("BatchNormGrad", {out, in[0], c, c, c}, {dtype, dtype, "float32", "float32", "float32"})};
+    }
+    case Family::kDropout:  // the same mask on the gradient
+      return {op("DropOutDoMask", {out, in[1]}, {dtype, f.dtypes.size() > 1 ? f.dtypes[1] : "bool"}, f.attrs)};
+    case Family::kTranspose: {  // the inverse permutation
+      std::vector<int64_t> perm = perm_of(f, in[0]), inverse(perm.size());
+      for (std::size_t d = 0; d < perm.size(); ++d) inverse[static_cast<std::size_t>(perm[d])] = static_cast<int64_t>(d);
+      return {op("Transpose", {out}, {dtype}, {{"perm", inverse}})};
     }
     case Family::kEmbedding:  // dense gradient accumulation into the looked-up rows
       return {op("aten::add", {out, out}, {dtype, dtype})};

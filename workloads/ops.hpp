@@ -26,7 +26,7 @@ struct StepOp {
 };
 
 enum class Family { kMatmul, kBatchMatmul, kConv, kRelu, kGelu, kSoftmax, kLayerNorm, kBatchNorm, kEltwise,
-                    kEmbedding, kLoss, kReduce, kOther };
+                    kEmbedding, kLoss, kReduce, kActivationGrad, kBatchNormGrad, kDropout, kTranspose, kOther };
 Family family_of(const std::string& op);
 
 // What is wrong with a forward op's inputs for its family ("" when nothing): the count and the

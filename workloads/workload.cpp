@@ -222,6 +222,7 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   w.launch = r.text("launch", "eager");
   w.op_dispatch_us = r.number("op_dispatch_us", 0);
   w.jit_compile = r.boolean("jit_compile", false);
+  w.fusion = r.boolean("fusion", true);
   w.resident_mib = r.integer_in("resident_mib", 0, 0, int64_t{1} << 24);
   w.params = r.integer_in("params", 0, 0, 10'000'000'000'000);
   w.optimizer = r.text("optimizer", w.kind == "train" ? "adam" : "none");
@@ -236,7 +237,7 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   }
   if (err.ok() && (w.grad_buckets < 1 || w.grad_buckets > 64)) r.fail("grad_buckets", "must be in [1, 64]");
   r.only({"name", "description", "kind", "dtype", "steps", "samples_per_step", "unit", "parallel",
-          "input_bytes_per_sample", "loader_ms", "host_sync_ms", "launch", "op_dispatch_us", "jit_compile", "resident_mib", "allocator", "params", "optimizer", "grad_buckets",
+          "input_bytes_per_sample", "loader_ms", "host_sync_ms", "launch", "op_dispatch_us", "jit_compile", "fusion", "resident_mib", "allocator", "params", "optimizer", "grad_buckets",
           "tp_allreduce_bytes", "layers", "faults", "extra", "comment"});
   read_parallel(doc, w, err, prefix);
   read_layers(doc, w, err, prefix);

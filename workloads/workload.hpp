@@ -75,6 +75,7 @@ struct Workload {
   std::string launch = "eager";   // eager: one host launch per op; graph: the step's ops captured once
   double op_dispatch_us = 0;      // eager: the framework's host time per op (Python, op selection)
   bool jit_compile = false;       // eager: ops compiled online for each new static shape (torch_npu jit_compile=True)
+  bool fusion = true;             // the graph compiler fuses ops into one kernel (workloads/fusion.hpp)
   int64_t resident_mib = 0;       // HBM each rank holds from the start without computing on it (a frozen
                                   // reference model, a cache): allocated in the setup, as "resident"
   std::string allocator = "caching";

@@ -152,10 +152,10 @@ Result<DeviceSpec> parse_device(const nlohmann::json& root, const std::string& f
 
 void read_topology(FieldReader& r, NodeSpec& n) {
   n.topology = r.string("topology.kind");
-  static const char* kKinds[] = {"hccs_full_mesh", "hccs_two_meshes_pcie", "pcie"};
+  static const char* kKinds[] = {"hccs_full_mesh", "hccs_switch", "hccs_two_meshes_pcie", "pcie"};
   if (r.ok() && std::find(std::begin(kKinds), std::end(kKinds), n.topology) == std::end(kKinds)) {
     r.fail("topology.kind", "unknown topology \"" + n.topology +
-                                "\" (expected hccs_full_mesh, hccs_two_meshes_pcie or pcie)");
+                                "\" (expected hccs_full_mesh, hccs_switch, hccs_two_meshes_pcie or pcie)");
   }
   n.hccs_link_bps = r.number_or("topology.hccs_link_GBps", 0) * 1e9;
   n.hccs_latency_ns = r.integer_or("topology.hccs_latency_ns", 0);

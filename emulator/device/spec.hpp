@@ -108,7 +108,7 @@ struct NodeSpec {
   std::string name;       // e.g. "8x910B2"
   std::string device;     // device catalog name
   int cards = 0;
-  std::string topology;   // "hccs_full_mesh", "hccs_two_meshes_pcie", "pcie"
+  std::string topology;   // "hccs_full_mesh", "hccs_switch", "hccs_two_meshes_pcie", "pcie"
   std::vector<std::vector<int>> hccs_groups;  // card ids fully meshed by HCCS
   double hccs_link_bps = 0;  // per peer link, per direction
   Nanos hccs_latency_ns = 0;

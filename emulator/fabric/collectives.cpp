@@ -66,7 +66,7 @@ bool CollectiveHub::comm_all_hccs(CommId comm) const {
 CollectiveAlgo CollectiveHub::resolved_algo(CommId comm) const {
   const Comm& c = comms_[comm];
   if (c.algo != CollectiveAlgo::kAuto) return c.algo;
-  return comm_all_hccs(comm) ? CollectiveAlgo::kMesh : CollectiveAlgo::kRing;
+  return comm_all_hccs(comm) && !fabric_.switched() ? CollectiveAlgo::kMesh : CollectiveAlgo::kRing;
 }
 
 Result<uint32_t> CollectiveHub::add_call(const CollectiveCall& call) {

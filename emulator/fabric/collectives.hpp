@@ -11,7 +11,8 @@
 //   it received, one chunk after another as they arrive (3 bytes of HBM traffic per byte), so a
 //   mesh rank receiving n-1 chunks performs n-1 reductions; link contention comes from the
 //   Fabric. collective_formula.hpp has the closed forms these schedules agree with.
-// `auto` picks mesh when every pair of ranks has a direct HCCS link, ring otherwise.
+// `auto` picks mesh when every pair of ranks has a direct HCCS link, ring otherwise (and on a
+// switched fabric, whose one port per device a mesh's concurrent sends would share).
 // In functional mode the data really moves and reductions are computed in rank order, so every
 // rank gets bit-identical results. A call on a down link fails on every rank with an HCCL error
 // naming the link (no rerouting). Owned by the Node; single-threaded.

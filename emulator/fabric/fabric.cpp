@@ -49,11 +49,23 @@ Fabric::Fabric(const NodeSpec& spec)
     across_fwd = add_link(LinkKind::kInterGroup, -1, -1, spec.inter_group_bps, spec.inter_group_latency_ns);
     across_back = add_link(LinkKind::kInterGroup, -1, -1, spec.inter_group_bps, spec.inter_group_latency_ns);
   }
+  // hccs_switch: one port per device into the group's switch (each direction a link); a pair's
+  // path is the sender's port up and the receiver's port down, so every transfer a device sends
+  // at once shares its port.
+  bool switched = switched_ = spec.topology == "hccs_switch";
+  std::vector<int> port_up(devices_, -1), port_down(devices_, -1);
+  for (int d = 0; switched && d < devices_; ++d) {
+    if (group_of_[d] < 0) continue;
+    port_up[d] = add_link(LinkKind::kHccs, d, -1, spec.hccs_link_bps, spec.hccs_latency_ns);
+    port_down[d] = add_link(LinkKind::kHccs, -1, d, spec.hccs_link_bps, spec.hccs_latency_ns);
+  }
   for (int a = 0; a < devices_; ++a) {
     for (int b = 0; b < devices_; ++b) {
       if (a == b) continue;
       auto& p = paths_[a * devices_ + b];
-      if (same_group(a, b)) {
+      if (same_group(a, b) && switched) {
+        p = {port_up[a], port_down[b]};
+      } else if (same_group(a, b)) {
         p = {add_link(LinkKind::kHccs, a, b, spec.hccs_link_bps, spec.hccs_latency_ns)};
       } else if (across_fwd >= 0 && group_of_[a] >= 0 && group_of_[b] >= 0) {
         p = {up[a], group_of_[a] < group_of_[b] ? across_fwd : across_back, down[b]};

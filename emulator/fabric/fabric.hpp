@@ -3,6 +3,8 @@
 //
 // Links are directed (one per direction). Paths by topology:
 //   hccs_full_mesh        i -> j: the HCCS link i->j
+//   hccs_switch           i -> j: i's port up to the switch, then j's port down (an NVSwitch-like
+//                         scale-up switch: all of a device's concurrent transfers share its port)
 //   hccs_two_meshes_pcie  same group: HCCS i->j; across: PCIe up(i), inter-group, PCIe down(j)
 //   pcie                  PCIe up(i), PCIe down(j) (through the host bridge)
 // A transfer of S bytes over a path starting no earlier than t0 begins when every link of the
@@ -63,6 +65,9 @@ class Fabric {
   // Time of an uncontended transfer (the alpha-beta model alone).
   Nanos transfer_time(int src, int dst, uint64_t bytes) const;
   double efficiency() const { return efficiency_; }
+  // hccs_switch: devices reach each other through one port each (collectives then run as rings,
+  // as NCCL's do over NVSwitch: a mesh's n-1 concurrent sends would share the port).
+  bool switched() const { return switched_; }
   std::string describe(int link_id) const;  // "HCCS 3->5", "PCIE 2->host"
 
  private:
@@ -83,6 +88,7 @@ class Fabric {
 
   int devices_;
   double efficiency_;
+  bool switched_ = false;
   std::vector<int> group_of_;
   std::vector<Link> links_;
   std::vector<Carried> carried_;  // by link id

@@ -18,6 +18,7 @@ void register_conv_kernels(KernelRegistry& r);    // conv.cpp
 void register_norm_kernels(KernelRegistry& r);    // norm.cpp
 void register_reduce_kernels(KernelRegistry& r);  // reduce.cpp
 void register_layout_kernels(KernelRegistry& r);  // layout.cpp
+void register_dropout_kernels(KernelRegistry& r);  // dropout.cpp
 
 // ---- infer-shape checks: errors are shape_error(kernel, "<what>: got [..] ...") ----
 

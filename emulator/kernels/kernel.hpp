@@ -50,6 +50,9 @@ struct KernelDef {
   std::string name;               // CANN op type, e.g. "MatMulV2"
   Unit unit = Unit::kVector;
   bool supports_dynamic = false;  // may run with dynamic (-1) dims / produce them
+  // Passes over input 0 before any output is final: 1 for most kernels; 2 for a kernel that needs
+  // statistics of the whole input first (BatchNorm in training). Fusion reads it (fusion.hpp).
+  uint8_t input_passes = 1;
   InferShapeFn infer = nullptr;   // required
   CostFn cost = nullptr;          // required
   ComputeFn compute = nullptr;    // optional: functional mode needs it

@@ -26,6 +26,16 @@ constexpr const char kBatchNorm[] = "BatchNorm";
 constexpr const char kBatchNormGrad[] = "BatchNormGrad";
 constexpr double kDefaultEpsilon = 1e-5;
 
+// Training-mode BatchNorm reads its input twice (CANN splits it into BNTrainingReduce, the
+// batch statistics, and BNTrainingUpdate, which normalises), and its grad reads dy and x twice
+// (BNTrainingUpdateGrad, then BNTrainingReduceGrad): the first kReread inputs are read once more.
+template <int kFlops, int kReread>
+OpCost two_pass_cost(const std::vector<TensorDesc>& in, const std::vector<TensorDesc>& out, const Attrs& attrs) {
+  OpCost c = per_element_cost<kFlops>(in, out, attrs);
+  for (std::size_t i = 0; i < static_cast<std::size_t>(kReread) && i < in.size(); ++i) c.bytes += static_cast<double>(in[i].bytes());
+  return c;
+}
+
 // ---- shapes ----
 
 Result<std::size_t> norm_axis(std::string_view kernel, const Shape& x, const Attrs& attrs) {
@@ -272,10 +282,10 @@ void register_norm_kernels(KernelRegistry& r) {
                 .cost = per_element_cost<8>, .compute = compute_layer_norm});
   r.add_kernel({.name = kLayerNormGrad, .unit = Unit::kVector, .infer = infer_layer_norm_grad,
                 .cost = per_element_cost<10>, .compute = compute_layer_norm_grad});
-  r.add_kernel({.name = kBatchNorm, .unit = Unit::kVector, .infer = infer_batch_norm,
-                .cost = per_element_cost<8>, .compute = compute_batch_norm});
-  r.add_kernel({.name = kBatchNormGrad, .unit = Unit::kVector, .infer = infer_batch_norm_grad,
-                .cost = per_element_cost<10>, .compute = compute_batch_norm_grad});
+  r.add_kernel({.name = kBatchNorm, .unit = Unit::kVector, .input_passes = 2, .infer = infer_batch_norm,
+                .cost = two_pass_cost<8, 1>, .compute = compute_batch_norm});
+  r.add_kernel({.name = kBatchNormGrad, .unit = Unit::kVector, .input_passes = 2, .infer = infer_batch_norm_grad,
+                .cost = two_pass_cost<10, 2>, .compute = compute_batch_norm_grad});
 }
 
 }  // namespace npukit::emu::kern

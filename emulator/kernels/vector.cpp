@@ -268,6 +268,7 @@ void register_vector_kernels(KernelRegistry& r) {
   kern::register_norm_kernels(r);
   kern::register_reduce_kernels(r);
   kern::register_layout_kernels(r);
+  kern::register_dropout_kernels(r);
 }
 
 }  // namespace npukit::emu

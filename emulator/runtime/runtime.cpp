@@ -177,6 +177,31 @@ Result<PreparedKernel> Context::prepare(const std::string& op, const std::vector
   return p;
 }
 
+Result<PreparedKernel> Context::prepare_fused(const std::string& op, const std::vector<TensorDesc>& inputs,
+                                              const Attrs& attrs, const std::vector<FusedPart>& epilogue,
+                                              uint32_t block_dim) const {
+  auto fused = resolve_fused(KernelRegistry::builtin(), op, inputs, attrs, epilogue);
+  if (!fused.ok()) return fused.status();
+  PreparedKernel p;
+  p.kernel = fused->kernel;
+  p.inputs = fused->inputs;
+  p.outputs = std::move(fused->outputs);
+  p.attrs = attrs;
+  p.cost = fused->cost;
+  p.block_dim = block_dim;
+  std::string name = op;
+  for (const FusedPart& part : epilogue) name += "_" + part.op;
+  p.descriptor = intern_op_descriptor(name, p.inputs, p.outputs, p.kernel->unit == Unit::kCube);
+  const DeviceSpec& spec = node_.device(device_).spec();
+  DType dtype = inputs.empty() ? DType::kFloat32 : inputs.front().dtype;
+  p.timing = time_kernel(spec, p.kernel->unit, dtype, p.cost, block_dim);
+  double epilogue_ns = time_kernel(spec, Unit::kVector, dtype, {fused->epilogue_flops, 0}, block_dim).compute_ns_at_max_clock;
+  p.timing.compute_ns_at_max_clock = p.kernel->unit == Unit::kCube ? std::max(p.timing.compute_ns_at_max_clock, epilogue_ns)
+                                                                   : p.timing.compute_ns_at_max_clock + epilogue_ns;
+  p.cost.flops += fused->epilogue_flops;
+  return p;
+}
+
 namespace {
 
 Task kernel_task(StreamId stream, const PreparedKernel& kernel, uint32_t payload) {

@@ -17,6 +17,7 @@
 #include "emulator/device/allocator.hpp"
 #include "emulator/fabric/collectives.hpp"
 #include "emulator/engine/engine.hpp"
+#include "emulator/kernels/fusion.hpp"
 #include "emulator/kernels/kernel.hpp"
 
 namespace npukit::emu {
@@ -81,6 +82,12 @@ class Context {
   // `block_dim` 0 = all AI cores.
   Result<PreparedKernel> prepare(const std::string& op, const std::vector<TensorDesc>& inputs,
                                  const Attrs& attrs = {}, uint32_t block_dim = 0) const;
+  // `op` with a fused epilogue (kernels/fusion.hpp): one launch, priced as the chain's HBM
+  // traffic and its arithmetic, the epilogue's on the vector unit (beside a cube-led kernel, after
+  // a vector one). Its inputs are op's then each part's extra inputs; shape-only (no CPU kernel).
+  Result<PreparedKernel> prepare_fused(const std::string& op, const std::vector<TensorDesc>& inputs,
+                                       const Attrs& attrs, const std::vector<FusedPart>& epilogue,
+                                       uint32_t block_dim = 0) const;
   // Enqueues a prepared kernel with no data (shape-only fast path).
   Status enqueue(StreamId stream, const PreparedKernel& kernel);
   // Enqueues a prepared kernel on real buffers; in functional mode it computes at completion.

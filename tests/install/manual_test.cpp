@@ -112,7 +112,8 @@ TEST(Completion, InARealBashEveryToolCompletesItsOwnLine) {
   EXPECT_EQ(complete_in_bash("npu-smi --query = npu_id,npu_power_w"), "npu_id,npu_power_watts\n");
   EXPECT_EQ(complete_in_bash("npu-smi he"), "health\n");
   EXPECT_EQ(complete_in_bash("npu-emud inject --fault over"), "over-temperature\n");
-  EXPECT_EQ(complete_in_bash("npu-run ernie"), "ernie3-train\n");
+  EXPECT_EQ(complete_in_bash("npu-run ernie"), "ernie3-medium-seed\nernie3-train\n");
+  EXPECT_EQ(complete_in_bash("npu-run resnet50-train --no-f"), "--no-fusion\n");
   EXPECT_EQ(complete_in_bash("npu-prof report x --format j"), "json\n");
   EXPECT_EQ(complete_in_bash("npu-top --vi"), "--view\n");
   EXPECT_EQ(complete_in_bash("npu-exporter --li"), "--listen\n");

@@ -92,13 +92,13 @@ TEST(NpuRun, OverheatThrottleSlowsTheHotDevice) {
 TEST(NpuRun, CalibratedAgainstPublishedResults) {
   auto one = throughput(run_command(npu_run() + " resnet50-train --standalone --fast --spec 8x910 --devices 0 --steps 4").output);
   auto eight = throughput(run_command(npu_run() + " resnet50-train --standalone --fast --spec 8x910 --steps 4").output);
-  EXPECT_NEAR(one / 2115.0, 1.0, 0.15) << one;
-  EXPECT_NEAR(eight / 16600.0, 1.0, 0.15) << eight;
+  EXPECT_NEAR(one / 2115.0, 1.0, 0.10) << one;  // the validation table's max (docs/validation.md)
+  EXPECT_NEAR(eight / 16600.0, 1.0, 0.10) << eight;
   EXPECT_NEAR(eight / (8 * one), 0.98, 0.03) << "published scaling 0.98";
   auto bert = throughput(run_command(npu_run() + " bert-large-train --standalone --fast --spec 8x910 --steps 4").output);
   auto bert1 = throughput(run_command(npu_run() + " bert-large-train --standalone --fast --spec 8x910 --devices 0 --steps 4").output);
-  EXPECT_NEAR(bert / 2069.0, 1.0, 0.15) << bert;
-  EXPECT_NEAR(bert1 / 269.0, 1.0, 0.15) << bert1;
+  EXPECT_NEAR(bert / 2069.0, 1.0, 0.10) << bert;
+  EXPECT_NEAR(bert1 / 269.0, 1.0, 0.10) << bert1;
   EXPECT_NEAR(bert / (8 * bert1), 0.96, 0.03) << "published scaling 0.96";
 }
 

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include "workloads/fusion.hpp"
+
 #include <algorithm>
 
 #include "telemetry/json_reader.hpp"
@@ -177,8 +181,75 @@ TEST(Workload, TrainingStepHasBucketedGradientAllreduces) {
     kernels += op.kind == telemetry::ProgramOp::Kind::kKernel;
   }
   EXPECT_EQ(allreduces, w->grad_buckets);
-  EXPECT_GT(kernels, 300);  // forward, backward (two grads per conv) and the update
+  EXPECT_GT(kernels, 200);  // forward (conv + batch_norm + relu fused), backward (two grads per conv), the update
   EXPECT_EQ(p.comms.size(), 1u + 1u + 8u);  // world, one dp group, eight tp groups of one
+  // Without fusion every layer is its own kernel, and the buckets are the same.
+  three.fusion = false;
+  auto unfused = compile_workload(*w, three);
+  ASSERT_TRUE(unfused.ok());
+  int unfused_kernels = 0, unfused_allreduces = 0;
+  for (const auto& op : unfused->front().program.ranks[3].step) {
+    unfused_allreduces += op.kind == telemetry::ProgramOp::Kind::kCollective;
+    unfused_kernels += op.kind == telemetry::ProgramOp::Kind::kKernel;
+  }
+  EXPECT_GT(unfused_kernels, 300);
+  EXPECT_EQ(unfused_allreduces, w->grad_buckets);
+}
+
+// The compiler's fusion (workloads/fusion.hpp): ResNet's conv + batch_norm + relu and its
+// bottleneck's conv + batch_norm + add + relu become one kernel each, a transformer's matmul +
+// gelu and add + layer_norm, the backward's ReluGrad + BatchNormGrad; each fused op carries its
+// epilogue (the parts after the first, with their other inputs) for the emulator.
+TEST(Workload, FusionGroupsFollowThePatternTable) {
+  auto names = [](const std::string& workload, bool fusion) {
+    auto w = load_workload(workload);
+    EXPECT_TRUE(w.ok());
+    CompileOptions o;
+    o.steps = 1;
+    o.devices = {0};
+    o.fusion = fusion;
+    auto points = compile_workload(*w, o);
+    EXPECT_TRUE(points.ok());
+    std::map<std::string, int> count;
+    for (const auto& op : points->front().program.ranks[0].step) {
+      if (op.kind != telemetry::ProgramOp::Kind::kKernel) continue;
+      std::string name = op.name;
+      if (op.attrs.contains("epilogue")) {
+        for (const auto& part : op.attrs["epilogue"]) name += "+" + part["op"].get<std::string>();
+      }
+      ++count[name];
+    }
+    return count;
+  };
+  auto resnet = names("resnet50-train", true);
+  EXPECT_EQ(resnet["conv2d+batch_norm+relu"], 1 + 16 * 2) << "the stem, and two per bottleneck";
+  EXPECT_EQ(resnet["conv2d+batch_norm+add+relu"], 16) << "each bottleneck's last conv with its shortcut";
+  EXPECT_EQ(resnet["ReluGrad+BatchNormGrad"], 1 + 16 * 2 + 16);
+  EXPECT_EQ(resnet["conv2d+batch_norm"], 4) << "the downsample shortcuts: a conv follows their BatchNorm";
+  EXPECT_EQ(resnet["batch_norm"], 0);
+  EXPECT_EQ(names("resnet50-train", false)["batch_norm"], 53);
+  auto bert = names("bert-large-train", true);
+  EXPECT_EQ(bert["aten::mm+aten::gelu"], 24);
+  EXPECT_EQ(bert["aten::add+aten::layer_norm"], 2 * 24);
+  EXPECT_EQ(bert["aten::mul+aten::add"], 24) << "the attention scores' scale and mask";
+  EXPECT_EQ(bert["aten::gelu"], 0);
+  EXPECT_EQ(names("bert-large-train", false)["aten::gelu"], 24);
+}
+
+TEST(Workload, AVaryingLayerIsNeverFused) {
+  std::vector<StepOp> ops = {{"aten::mm", {{64, 32}, {32, 16}}, {"float16", "float16"}, {}},
+                             {"aten::relu", {{64, 16}}, {"float16"}, {}},
+                             {"aten::relu", {{64, 16}}, {"float16"}, {}}};
+  auto all = fusion_groups(ops, true);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].count, 2u) << "matmul + relu";
+  EXPECT_EQ(all[1].count, 1u) << "the second relu: a matmul takes one activation";
+  auto kept = fusion_groups(ops, true, {true, false, true});
+  ASSERT_EQ(kept.size(), 3u) << "the varying relu stays alone and joins nothing";
+  EXPECT_EQ(fusion_groups(ops, false).size(), 3u);
+  StepOp fused = fused_op(ops, all[0]);
+  EXPECT_EQ(fused.name, "aten::mm");
+  EXPECT_EQ(fused.attrs["epilogue"].dump(), R"([{"inputs":[],"op":"aten::relu"}])");
 }
 
 TEST(Workload, DevicesScaleDataParallelism) {

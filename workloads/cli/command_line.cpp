@@ -27,7 +27,7 @@ struct Args {
   int64_t steps = 0;
   double speed = 1.0;
   uint64_t seed = 1;
-  bool fast = false, standalone = false, hccl = false, list = false;
+  bool fast = false, standalone = false, hccl = false, list = false, no_fusion = false;
 };
 
 void add_options(CLI::App& app, Args& a) {
@@ -42,6 +42,7 @@ void add_options(CLI::App& app, Args& a) {
   app.add_flag("--fast", a.fast, "standalone: run as fast as possible instead of paced");
   app.add_option("--speed", a.speed, "standalone paced: virtual seconds per wall second")->capture_default_str();
   app.add_option("--allocator", a.allocator, "caching or direct (default: the workload's)")->check(CLI::IsMember({"caching", "direct"}));
+  app.add_flag("--no-fusion", a.no_fusion, "every op its own kernel (no graph fusion), to see what fusion saves");
   app.add_option("--seed", a.seed, "seed of the emulated timing jitter")->capture_default_str();
   app.add_flag("--standalone", a.standalone, "run on a node inside this process (no daemon)");
   app.add_flag("--hccl-format", a.hccl, "allreduce-sweep: print the HCCL test's columns");
@@ -119,7 +120,8 @@ cli::Manual manual() {
   m.examples = {{"npu-run --list", "the built-in workloads"},
                 {"npu-run resnet50-train --steps 20", "20 steps on the default node"},
                 {"npu-run ernie3-train --standalone --fast --steps 3", "no daemon: a node inside npu-run, as fast as possible"},
-                {"npu-run bert-large-train --allocator direct", "the same job with the malloc/free allocator"}};
+                {"npu-run bert-large-train --allocator direct", "the same job with the malloc/free allocator"},
+                {"npu-run resnet50-train --no-fusion", "every op its own kernel: what graph fusion saves"}};
   m.see_also = {"npu-emud(1)", "npu-smi(1)", "npu-prof(1)"};
   return m;
 }
@@ -179,6 +181,7 @@ int run(const Args& a) {
   CompileOptions co;
   co.steps = a.steps;
   co.allocator = a.allocator;
+  co.fusion = !a.no_fusion;
   co.devices = *parse_devices(a.devices);
   auto points = compile_workload(*w, co);
   if (!points.ok()) {

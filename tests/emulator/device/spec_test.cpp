@@ -22,7 +22,7 @@ std::string temp_json(const std::string& name, const std::string& text) {
 
 TEST(Spec, EveryShippedNodeLoads) {
   auto names = catalog_node_names();
-  ASSERT_EQ(names, (std::vector<std::string>{"4x310P3", "8x910", "8x910B2", "8x910B3"}));
+  ASSERT_EQ(names, (std::vector<std::string>{"4x310P3", "8x910", "8x910B2", "8x910B3", "8xA100"}));
   for (const auto& n : names) {
     auto spec = load_node_spec(n);
     ASSERT_TRUE(spec.ok()) << spec.status().message();
@@ -65,7 +65,7 @@ TEST(Spec, UnknownNodeNamesTheKnownOnes) {
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.status().code(), Code::kNotFound);
   EXPECT_EQ(spec.status().message(),
-            "spec error: no node spec '9x999' (known: 4x310P3, 8x910, 8x910B2, 8x910B3)");
+            "spec error: no node spec '9x999' (known: 4x310P3, 8x910, 8x910B2, 8x910B3, 8xA100)");
 }
 
 TEST(Spec, MissingFieldIsNamedWithItsFile) {

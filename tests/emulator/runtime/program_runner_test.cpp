@@ -130,6 +130,46 @@ TEST(ProgramRunner, MistypedKernelInputsAndAttributesAreRefusedOrIgnored) {
   EXPECT_TRUE(ProgramRunner::create(*node, parse(p)).ok());
 }
 
+// A fused kernel's epilogue (attrs "epilogue", emulator/kernels/fusion.hpp) arrives over the socket
+// unchecked like everything else: a mistyped one is one line naming the member, a good one is one
+// launch per step.
+TEST(ProgramRunner, AFusedEpilogueIsCheckedAndRunsAsOneKernel) {
+  auto node = make_node();
+  auto with_epilogue = [](json epilogue) {
+    json p = train_program(1, 1);
+    json op = mm_op(0, 64);
+    op["attrs"] = {{"epilogue", epilogue}};
+    p["ranks"][0]["step"].push_back(op);
+    return p;
+  };
+  struct Bad {
+    json epilogue;
+    std::string says;
+  };
+  for (const Bad& b : {Bad{"relu", "attrs.epilogue: expected an array of 1 to 8 fused ops"},
+                       Bad{json::array(), "attrs.epilogue: expected an array of 1 to 8 fused ops"},
+                       Bad{{{{"op", 7}}}, "attrs.epilogue[0]: expected {\"op\": \"...\", \"inputs\": [...]}"},
+                       Bad{{{{"op", "aten::add"}, {"inputs", "x"}}}, "attrs.epilogue[0].inputs: expected an array"},
+                       Bad{{{{"op", "aten::add"}, {"inputs", {{{"shape", {64, 4096}}, {"dtype", 3}}}}}},
+                           "attrs.epilogue[0].inputs[0].dtype: expected a string"},
+                       Bad{{{{"op", "aten::relu"}, {"attrs", 1}}}, "attrs.epilogue[0].attrs: expected an object"}}) {
+    auto runner = ProgramRunner::create(*node, parse(with_epilogue(b.epilogue)));
+    ASSERT_FALSE(runner.ok()) << b.epilogue.dump();
+    EXPECT_NE(runner.status().message().find(b.says), std::string::npos) << runner.status().message();
+  }
+  auto shape = ProgramRunner::create(*node, parse(with_epilogue({{{"op", "aten::add"}, {"inputs", {{{"shape", {3, 3}}}}}}})));
+  ASSERT_FALSE(shape.ok());
+  EXPECT_NE(shape.status().message().find("ShapeInferenceError: Add"), std::string::npos) << shape.status().message();
+  TimelineRecorder rec;
+  node->engine().add_observer(&rec);
+  Outcome out = run(*node, with_epilogue({{{"op", "aten::gelu"}}}));
+  node->engine().remove_observer(&rec);
+  ASSERT_TRUE(out.done && out.status.ok()) << out.status.message();
+  int fused = 0;
+  for (const auto& r : rec.records()) fused += r.kernel != nullptr && r.kernel->name == "MatMulV2_Gelu";
+  EXPECT_EQ(fused, 1);
+}
+
 TEST(ProgramRunner, OutOfMemoryFailsTheJobWithTheRuntimeMessage) {
   auto node = make_node();
   json p = train_program(2, 1);

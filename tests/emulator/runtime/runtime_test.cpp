@@ -327,3 +327,60 @@ TEST(Runtime, OpDescriptorsCarryOutputsShapeModeAndHf32) {
 
 }  // namespace
 }  // namespace npukit::emu
+
+namespace npukit::emu {
+namespace {
+
+// A fused kernel is one launch whose epilogue runs on the vector unit beside the cube: a
+// compute-bound matmul with its GeLU takes the matmul's time, not the sum of two kernels; a
+// memory-bound chain takes one pass's time, not two.
+TEST(Runtime, AFusedKernelIsOneLaunchPricedAsItsChain) {
+  auto timed = [](bool fused, const std::string& op, std::vector<TensorDesc> in, const std::string& next) {
+    auto node = make_node();
+    Context& ctx = make_context(*node);
+    TimelineRecorder rec;
+    node->engine().add_observer(&rec);
+    StreamId s = ctx.create_stream();
+    if (fused) {
+      auto k = ctx.prepare_fused(op, in, {}, {{next, {}, {}}});
+      EXPECT_TRUE(k.ok()) << k.status().message();
+      EXPECT_TRUE(ctx.enqueue(s, *k).ok());
+    } else {
+      auto a = ctx.prepare(op, in);
+      EXPECT_TRUE(a.ok()) << a.status().message();
+      auto b = ctx.prepare(next, {a->outputs[0]});
+      EXPECT_TRUE(b.ok()) << b.status().message();
+      EXPECT_TRUE(ctx.enqueue(s, *a).ok());
+      EXPECT_TRUE(ctx.enqueue(s, *b).ok());
+    }
+    EXPECT_TRUE(ctx.synchronize_stream(s).ok());
+    node->engine().remove_observer(&rec);
+    Nanos busy = 0;
+    for (const auto& r : rec.records()) busy += duration(r);
+    return std::make_pair(rec.records().size(), busy);
+  };
+  std::vector<TensorDesc> mm{fp16({8192, 4096}), fp16({4096, 4096})};
+  auto [fused_n, fused_ns] = timed(true, "aten::mm", mm, "aten::gelu");
+  auto [apart_n, apart_ns] = timed(false, "aten::mm", mm, "aten::gelu");
+  EXPECT_EQ(fused_n, 1u);
+  EXPECT_EQ(apart_n, 2u);
+  EXPECT_LT(fused_ns, apart_ns);
+  // The epilogue hides under the cube's time: within 2% of the matmul alone.
+  auto node = make_node();
+  Context& ctx = make_context(*node);
+  auto alone = ctx.prepare("aten::mm", mm);
+  ASSERT_TRUE(alone.ok());
+  double mm_alone = static_cast<double>(kernel_duration(alone->timing, 1.0));
+  EXPECT_NEAR(static_cast<double>(fused_ns) / mm_alone, 1.0, 0.02) << fused_ns << " vs " << mm_alone;
+  // A memory-bound pair (add then relu over 64 Mi elements): one read of each input and one
+  // write instead of two kernels' reads and writes.
+  std::vector<TensorDesc> add{fp16({8192, 8192}), fp16({8192, 8192})};
+  auto [chain_n, chain_ns] = timed(true, "aten::add", add, "aten::relu");
+  auto [pair_n, pair_ns] = timed(false, "aten::add", add, "aten::relu");
+  EXPECT_EQ(chain_n, 1u);
+  EXPECT_NEAR(static_cast<double>(chain_ns) / static_cast<double>(pair_ns), 3.0 / 5.0, 0.02)
+      << "3 tensor passes fused (2 reads, 1 write) against 5 apart (add 2 reads + write, relu read + write)";
+}
+
+}  // namespace
+}  // namespace npukit::emu

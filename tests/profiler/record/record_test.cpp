@@ -201,3 +201,27 @@ TEST(Record, ParsesDurations) {
 
 }  // namespace
 }  // namespace npukit::testing
+
+namespace npukit::testing {
+namespace {
+
+// The profiler shows a fused kernel by its fused names: its op type joins its parts' kernel types
+// (MatMulV2_Gelu, Add_LayerNorm) and its op name their framework names; its input shapes are the
+// chain's outside inputs. The same workload with --no-fusion has every part as its own task.
+TEST(Record, FusedKernelsAreNamedByTheirParts) {
+  RecordedRun fused = record_on_fresh_node("fused", data_path("fused-train.json"));
+  ASSERT_EQ(fused.dbs.size(), 1u) << fused.record.output;
+  const std::string types = "SELECT DISTINCT o.value FROM COMPUTE_TASK_INFO c JOIN STRING_IDS o ON o.id = c.opType ORDER BY 1";
+  EXPECT_EQ(sqlite(fused.db, types).output,
+            "Add\nAdd_LayerNorm\nGeluGrad\nLayerNormGrad\nMatMulV2\nMatMulV2_Gelu\n");
+  EXPECT_EQ(sqlite(fused.db, "SELECT DISTINCT n.value || ' ' || s.value FROM COMPUTE_TASK_INFO c "
+                             "JOIN STRING_IDS n ON n.id = c.name JOIN STRING_IDS o ON o.id = c.opType "
+                             "JOIN STRING_IDS s ON s.id = c.inputShapes WHERE o.value LIKE '%\\_%' ESCAPE '\\' ORDER BY 1").output,
+            "aten::add_aten::layer_norm 2048,1024;2048,1024;1024;1024\naten::mm_aten::gelu 2048,1024;1024,1024\n");
+  RecordedRun apart = record_on_fresh_node("unfused", data_path("fused-train.json") + " --no-fusion");
+  ASSERT_EQ(apart.dbs.size(), 1u) << apart.record.output;
+  EXPECT_EQ(sqlite(apart.db, types).output, "Add\nGelu\nGeluGrad\nLayerNorm\nLayerNormGrad\nMatMulV2\n");
+}
+
+}  // namespace
+}  // namespace npukit::testing
