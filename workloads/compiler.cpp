@@ -156,14 +156,52 @@ std::vector<telemetry::CommSpec> communicators(const Workload& w) {
   return comms;
 }
 
-void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<ProgramOp>& step) {
+// Per-tensor allocation, as a framework without a caching allocator does it (Paddle's NPU
+// allocator, the seed's case): every tensor a kernel makes is its own runtime allocation, freed
+// when its last reader is done. Activations: each forward kernel's output, allocated before the
+// kernel and freed once the backward of the kernel's first op is done. Gradients: each backward
+// kernel's output, freed after the next backward kernel read it. (With a caching allocator those
+// calls cost nothing on the device, so the compiler keeps one activation buffer per step.)
+struct TensorAllocs {
+  std::vector<std::pair<std::size_t, std::string>> live;  // (forward kernel's first op, buffer), in order
+  int grads = 0;                                          // gradient buffers allocated so far
+};
+
+uint64_t output_bytes(const StepOp& op, const std::string& dtype) {
+  return static_cast<uint64_t>(std::max<int64_t>(elements(output_shape(op)), 1)) * dtype_bytes(dtype);
+}
+
+// Before a backward kernel: its output's buffer.
+void alloc_grad(const Workload& w, const StepOp& last, TensorAllocs& t, std::vector<ProgramOp>& step) {
+  step.push_back(alloc("grad" + std::to_string(t.grads++), output_bytes(last, w.dtype)));
+}
+
+// After a backward kernel whose ops came from forward ops >= `origin`: the previous gradient and
+// every activation whose backward is now complete are freed.
+void free_consumed(std::size_t origin, TensorAllocs& t, std::vector<ProgramOp>& step) {
+  if (t.grads > 1) step.push_back(buffer_op(Kind::kFree, "grad" + std::to_string(t.grads - 2)));
+  while (!t.live.empty() && t.live.back().first > origin) {
+    step.push_back(buffer_op(Kind::kFree, t.live.back().second));
+    t.live.pop_back();
+  }
+}
+
+void free_all(TensorAllocs& t, std::vector<ProgramOp>& step) {
+  if (t.grads > 0) step.push_back(buffer_op(Kind::kFree, "grad" + std::to_string(t.grads - 1)));
+  for (auto it = t.live.rbegin(); it != t.live.rend(); ++it) step.push_back(buffer_op(Kind::kFree, it->second));
+  t.live.clear();
+}
+
+void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<ProgramOp>& step, TensorAllocs* tensors) {
   std::vector<StepOp> bwd;
-  std::vector<bool> mm;  // a matmul's grad (a tensor-parallel sync follows it)
+  std::vector<bool> mm;              // a matmul's grad (a tensor-parallel sync follows it)
+  std::vector<std::size_t> origin;   // the forward op it is the gradient of
   for (std::size_t i = fwd.ops.size(); i-- > 0;) {
     if (!fwd.trainable[i]) continue;
     for (auto& g : backward_ops(fwd.ops[i], w.dtype)) {
       bwd.push_back(g);
       mm.push_back(family_of(fwd.ops[i].name) == Family::kMatmul);
+      origin.push_back(i);
     }
   }
   uint64_t grad_elems = static_cast<uint64_t>(w.params / w.tp);
@@ -173,7 +211,9 @@ void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<P
   int bucket = 0;
   for (const FusionGroup& g : fusion_groups(bwd, w.fusion)) {
     std::size_t i = g.first + g.count - 1;  // the group's last op: buckets close after it
+    if (tensors) alloc_grad(w, bwd[i], *tensors, step);
     step.push_back(kernel(fused_op(bwd, g)));
+    if (tensors) free_consumed(origin[i], *tensors, step);
     if (w.tp > 1 && mm[g.first] && tp_syncs > 0) {
       step.push_back(allreduce(static_cast<uint64_t>(w.tp_allreduce_bytes / 2 / tp_syncs / dtype_bytes(w.dtype)),
                                tp_comm(w, rank), w.dtype, kCompute));
@@ -191,6 +231,7 @@ void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<P
     step.push_back(event_op(Kind::kRecord, kComm, 1 + w.grad_buckets));
     step.push_back(event_op(Kind::kWait, kCompute, 1 + w.grad_buckets));
   }
+  if (tensors) free_all(*tensors, step);
 }
 
 void add_optimizer(const Workload& w, std::vector<ProgramOp>& step) {
@@ -223,7 +264,9 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
   ProgramOp activation_alloc = alloc("activations", activations(fwd.activation_bytes));
   for (uint64_t bytes : fwd.activation_bytes_by_step) activation_alloc.bytes_by_step.push_back(activations(bytes));
   bool varying = !fwd.activation_bytes_by_step.empty();
-  if (!varying) step.push_back(activation_alloc);
+  bool per_tensor = train && w.allocator == "direct" && !varying;
+  TensorAllocs tensors;
+  if (!varying && !per_tensor) step.push_back(activation_alloc);
   step.push_back(memcpy_op("H2D", std::max<uint64_t>(static_cast<uint64_t>(w.input_bytes_per_sample * w.samples_per_step), 1), kCopy));
   step.push_back(event_op(Kind::kRecord, kCopy, 0));
   step.push_back(event_op(Kind::kWait, kCompute, 0));
@@ -238,6 +281,10 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
       step.push_back(activation_alloc);
       varying = false;
     }
+    if (per_tensor) {
+      tensors.live.emplace_back(i, "act" + std::to_string(i));
+      step.push_back(alloc(tensors.live.back().second, output_bytes(fwd.ops[i + g.count - 1], w.dtype)));
+    }
     step.push_back(kernel(fused_op(fwd.ops, g)));
     step.back().vary = *fwd.vary[i];
     if (w.tp > 1 && family_of(op.name) == Family::kMatmul && tp_syncs > 0) {
@@ -250,12 +297,12 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
     step.push_back(delay(w.host_sync_ms));
   }
   if (train) {
-    add_backward(w, fwd, rank, step);
+    add_backward(w, fwd, rank, step, per_tensor ? &tensors : nullptr);
     add_optimizer(w, step);
   } else {
     step.push_back(memcpy_op("D2H", static_cast<uint64_t>(w.samples_per_step) * 4, kCompute));
   }
-  step.push_back(buffer_op(Kind::kFree, "activations"));
+  if (!per_tensor) step.push_back(buffer_op(Kind::kFree, "activations"));
   return rp;
 }
 
@@ -282,6 +329,7 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
   }
   Workload shaped = w;
   shaped.fusion = w.fusion && o.fusion;
+  shaped.allocator = base.allocator;
   if (static_cast<int>(devices.size()) != ranks) {  // --devices chose fewer/more ranks: scale dp
     if (w.tp != 1 || devices.empty()) {
       return InvalidArgument("workload " + w.name + " needs " + std::to_string(ranks) + " devices (dp " +

@@ -277,3 +277,44 @@ TEST(Workload, SweepsCompileToOneProgramPerPoint) {
 
 }  // namespace
 }  // namespace npukit::work
+
+namespace npukit::work {
+namespace {
+
+// The direct allocator's program allocates every tensor as a non-caching framework does (each
+// forward kernel's output, each backward kernel's output) and frees each exactly once in the same
+// step, activations after their backward; the caching allocator's keeps one activation buffer.
+TEST(Workload, TheDirectAllocatorAllocatesEveryTensorAndFreesItOnce) {
+  auto w = load_workload("bert-large-train");
+  ASSERT_TRUE(w.ok());
+  auto buffers = [&](const std::string& allocator) {
+    CompileOptions o;
+    o.steps = 1;
+    o.devices = {0};
+    o.allocator = allocator;
+    auto points = compile_workload(*w, o);
+    EXPECT_TRUE(points.ok());
+    std::map<std::string, int> allocs, frees;
+    std::vector<std::string> order;
+    for (const auto& op : points->front().program.ranks[0].step) {
+      if (op.kind == telemetry::ProgramOp::Kind::kAlloc) ++allocs[op.buffer], order.push_back("+" + op.buffer);
+      if (op.kind == telemetry::ProgramOp::Kind::kFree) ++frees[op.buffer], order.push_back("-" + op.buffer);
+    }
+    EXPECT_EQ(allocs, frees) << allocator;
+    return std::make_pair(allocs, order);
+  };
+  auto [caching, caching_order] = buffers("caching");
+  EXPECT_EQ(caching, (std::map<std::string, int>{{"activations", 1}}));
+  auto [direct, order] = buffers("direct");
+  EXPECT_EQ(direct.count("activations"), 0u);
+  EXPECT_GT(direct.size(), 24u * 10) << "a buffer per kernel output, forward and backward";
+  for (const auto& [name, n] : direct) EXPECT_EQ(n, 1) << name;
+  // An activation lives until the backward has passed its kernel: the first forward kernel's
+  // output is the last buffer freed.
+  ASSERT_FALSE(order.empty());
+  EXPECT_EQ(order.back(), "-act0");
+  EXPECT_EQ(order.front(), "+act0");
+}
+
+}  // namespace
+}  // namespace npukit::work

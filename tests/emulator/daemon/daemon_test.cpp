@@ -49,6 +49,20 @@ TEST(Daemon, StartStatusStopAndExitCodes) {
   ::unlink((tf::control_socket_path(name).substr(0, tf::control_socket_path(name).size() - 5) + ".log").c_str());
 }
 
+// Without its spec files (an installed program moved away from share/npukit, or a wrong override)
+// the daemon says where it looked and which variable points elsewhere (it said "known: " and
+// nothing else).
+TEST(Daemon, MissingSpecFilesNameWhereItLookedAndTheOverride) {
+  std::string name = unique_node("nospec");
+  auto r = run_command("NPUKIT_SPEC_DIR=/nonexistent-npukit-specs " + emud() + " start --node-name " + name);
+  EXPECT_NE(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("no node spec '8x910B2': no specs in /nonexistent-npukit-specs/nodes "
+                          "(set NPUKIT_SPEC_DIR to look elsewhere)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(run_command(emud() + " status --node-name " + name).exit_code, 5) << "nothing started";
+}
+
 TEST(Daemon, PublishesEveryDeviceLive) {
   ScopedNode node("live");
   auto client = node.client();

@@ -16,7 +16,7 @@ using npukit::testing::run_command;
 
 std::string top() { return std::string(NPUKIT_BUILD_DIR) + "/smi/npu-top"; }
 
-TEST(TopCli, BadUsageExits2WithOneClearLine) {
+TEST(TopCli, BadUsageExits4WithOneClearLine) {
   const std::pair<std::string, std::string> cases[] = {
       {"--bogus", "--bogus"},
       {"--frames 1 --size 10", "invalid size '10': use WxH"},
@@ -41,7 +41,7 @@ TEST(TopCli, BadUsageExits2WithOneClearLine) {
   EXPECT_NE(help.output.find("--frames"), std::string::npos);
 }
 
-TEST(TopCli, HeadlessWithoutANodeExits3WithTheMessage) {
+TEST(TopCli, HeadlessWithoutANodeExits5WithTheMessage) {
   std::string node = test_node_name();
   auto r = run_command(top() + " --node " + node + " --frames 2");
   EXPECT_EQ(r.exit_code, 5) << r.output;
