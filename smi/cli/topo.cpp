@@ -46,9 +46,20 @@ int numa_of(const tf::Snapshot& s, int d, std::size_t numa_nodes) {
   return static_cast<int>(std::min(numa_nodes - 1, card * numa_nodes / cards));
 }
 
+// A device's port into a switched HCCS fabric (topology hccs_switch: one link each way between
+// the device and the switch, published with the other end -1).
+bool switch_port(const tf::Snapshot& s, int d) {
+  for (int l = 0; l < s.link_count(); ++l) {
+    const tf::LinkInfo& info = s.link_info(l);
+    if (info.kind == "hccs" && info.device_a == d && info.device_b < 0) return true;
+  }
+  return false;
+}
+
 std::string relation(const tf::Snapshot& s, int a, int b, std::size_t numa_nodes) {
   if (a == b) return "X";
   if (hccs_linked(s, a, b)) return "HCCS";
+  if (s.node().topology == "hccs_switch" && switch_port(s, a) && switch_port(s, b)) return "HCCS_SW";
   if (s.device_info(a).npu_id == s.device_info(b).npu_id) return "PIX";  // chips on one card's switch
   bool meshes = s.node().topology.rfind("hccs", 0) == 0;  // between HCCS meshes: through the SMP link
   if (meshes || numa_of(s, a, numa_nodes) != numa_of(s, b, numa_nodes)) return "SYS";
@@ -101,6 +112,9 @@ std::string render_topo_text(const Document& doc) {
   }
   out += "\n";
   out += kLegend;
+  if (out.find("HCCS_SW ") != std::string::npos) {  // explained only where a switched pair shows
+    out.insert(out.find("  NA   = "), "  HCCS_SW = Connection traversing an HCCS switch.\n");
+  }
   return rtrim_lines(out);
 }
 

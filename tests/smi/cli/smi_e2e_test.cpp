@@ -52,6 +52,21 @@ TEST(SmiE2E, InfoOfALiveNodeAndARunningWorkloadInTheProcessTable) {
   EXPECT_NE(pm.output.find("Process name:train.py"), std::string::npos) << pm.output;
 }
 
+// The 8xA100 what-if node's GPUs reach each other through a switch: npu-smi topo calls every
+// pair HCCS_SW (as aclrtGetDevicesTopo names a switched HCCS path) and explains it; a full-mesh
+// node has direct HCCS pairs and no such legend line.
+TEST(SmiE2E, ASwitchedNodesPairsAreHccsSw) {
+  ScopedNode node("sw", "--spec 8xA100");
+  auto r = run_command(smi(node.name(), "info -t topo"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::regex row(R"(NPU3 +(HCCS_SW +){3}X +(HCCS_SW +){4})");
+  EXPECT_TRUE(std::regex_search(r.output, row)) << r.output;
+  EXPECT_NE(r.output.find("  HCCS_SW = Connection traversing an HCCS switch.\n  NA   = "), std::string::npos) << r.output;
+  ScopedNode mesh("mesh");
+  auto m = run_command(smi(mesh.name(), "info -t topo"));
+  EXPECT_EQ(m.output.find("HCCS_SW"), std::string::npos) << m.output;
+}
+
 TEST(SmiE2E, FaultsFlipHealthExitCodes) {
   ScopedNode node("health");
   ASSERT_TRUE(eventually([&] { return run_command(smi(node.name(), "health")).exit_code == 0; }));
