@@ -10,8 +10,9 @@
 # Checks (docs/reliability.md is the contract):
 #   profile      every rank's database passes `PRAGMA integrity_check` (a, b);
 #   report       `npu-prof report` exits 0 and reports: b says `Recording: INCOMPLETE`; a (the
-#                recorder saw the node go and finalized) names the interrupted command's non-zero
-#                exit, or INCOMPLETE;
+#                recorder saw the node go) says INCOMPLETE whenever the kill interrupted the job
+#                (its command's exit is non-zero); a job that had ended before the kill may read
+#                complete;
 #   restart      `npu-emud start` on the same name takes over the stale segment, and
 #                `npu-smi info` then exits 0 without a stale warning (a);
 #   publishing   the daemon's heartbeat advances 3 times within 1 s right after the kill: the
