@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <fstream>
 
 #include "telemetry/incidents.hpp"
@@ -74,6 +75,24 @@ json Daemon::hand_over(const tf::Request& request) {
   return reply.get();
 }
 
+void Daemon::enter(const char* phase) {
+  phase_since_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
+  phase_ = phase;
+}
+
+std::string Daemon::activity() const {
+  auto since = std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(phase_since_ns_.load()));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+  std::string what = phase_.load();
+  if (what == "serving") {
+    std::lock_guard lock(mu_);
+    what += " '" + serving_op_ + "'";
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, " for %.3f s", seconds);
+  return what + buf;
+}
+
 void Daemon::serve_pending() {
   std::deque<std::shared_ptr<Pending>> batch;
   {
@@ -81,6 +100,11 @@ void Daemon::serve_pending() {
     batch.swap(pending_);
   }
   for (auto& p : batch) {
+    {
+      std::lock_guard lock(mu_);
+      serving_op_ = p->request.op;
+    }
+    enter("serving");
     json reply;
     try {
       reply = execute(p->request);
@@ -109,10 +133,13 @@ void Daemon::run() {
   auto next_publish = wall_start_ + period;
   while (!stop_) {
     serve_pending();
+    enter("simulating");
     bool caught_up = advance_time(next_publish);
     auto now = std::chrono::steady_clock::now();
     if (now >= next_publish) {
+      enter("publishing");
       publisher_->publish(options_.speed, lag_ns_);
+      enter("tidying jobs");
       cancel_orphaned_jobs();
       release_finished_runners();
       forget_old_jobs();
@@ -120,6 +147,7 @@ void Daemon::run() {
       if (next_publish <= now) next_publish = now + period;  // fell behind: do not burst
     }
     if (!caught_up) continue;  // more to simulate: serve requests, then go on without sleeping
+    enter("waiting");
     std::unique_lock lock(mu_);
     wake_.wait_until(lock, next_publish, [this] { return stop_ || !pending_.empty(); });
   }

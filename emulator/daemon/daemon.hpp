@@ -72,6 +72,9 @@ class Daemon {
 
   const std::string& socket_path() const;
   const Node& node() const { return *node_; }
+  // What the node thread is doing and for how long, for a stall's report: "serving 'clear' for
+  // 5.213 s", "simulating for 0.004 s", "waiting for 0.051 s". Thread-safe.
+  std::string activity() const;
 
  private:
   struct Pending {
@@ -110,10 +113,16 @@ class Daemon {
   void schedule_accounting();
   int next_job_ = 1;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Pending>> pending_;
   std::atomic<bool> stop_{false};
+  // The node thread's phase (a static string) and since when (steady clock, ns); the request's op
+  // while serving one (under mu_).
+  void enter(const char* phase);
+  std::atomic<const char*> phase_{"starting"};
+  std::atomic<int64_t> phase_since_ns_{0};
+  std::string serving_op_;
   std::chrono::steady_clock::time_point wall_start_;
   Nanos virtual_start_ = 0;
   Nanos lag_ns_ = 0;

@@ -47,6 +47,8 @@ void print_recent_inputs() {
   for (const auto& in : g_recent) std::fprintf(stderr, "  %s\n", nlohmann::json(in).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace).c_str());
 }
 
+std::string node_thread_activity();
+
 // Sends one line and returns its reply line; aborts (a finding) when none comes within 5 s.
 std::string call(int fd, std::string_view line, std::string& pending) {
   std::string out(line);
@@ -63,6 +65,7 @@ std::string call(int fd, std::string_view line, std::string& pending) {
     pollfd p{fd, POLLIN, 0};
     if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
       std::fprintf(stderr, "control fuzz: no reply within 5 s to: %.200s\n", std::string(line).c_str());
+      std::fprintf(stderr, "control fuzz: the daemon's node thread: %s\n", node_thread_activity().c_str());
       print_recent_inputs();
       std::abort();
     }
@@ -93,6 +96,10 @@ void cancel_running_jobs(int fd, std::string& pending) {
 }
 
 std::unique_ptr<npukit::fuzz::RunningDaemon> g_daemon;
+
+// What the daemon was doing when it did not answer (its node thread serves requests between
+// simulation slices and publishes): the stall's report names the phase and how long it lasted.
+std::string node_thread_activity() { return g_daemon ? g_daemon->daemon().activity() : "no daemon"; }
 
 // After a `stop` was answered: the daemon must end within 10 s.
 void wait_until_ended() {

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <set>
+#include <thread>
 
+#include "emulator/daemon/daemon.hpp"
 #include "tests/daemon_util.hpp"
 
 namespace npukit::testing {
@@ -458,6 +460,28 @@ TEST(Daemon, AllocLinkAndEccEventsReachTheBus) {
   ASSERT_EQ(ecc.size(), 1u);
   EXPECT_EQ(ecc[0].device, 6);
   EXPECT_EQ(ecc[0].words, (std::array<uint64_t, 4>{2, 1, 1, 1}));
+}
+
+}  // namespace
+}  // namespace npukit::testing
+
+// For a stall's report (the control fuzz target prints it when a request goes unanswered): what
+// the node thread is doing and for how long: before run() it is starting, then an idle node
+// waits between publishes.
+namespace npukit::testing {
+namespace {
+
+TEST(Daemon, ItsActivityNamesTheNodeThreadsPhase) {
+  emu::DaemonOptions o;
+  o.node_name = unique_node("activity");
+  auto d = emu::Daemon::create(o);
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ((*d)->activity().rfind("starting for ", 0), 0u) << (*d)->activity();
+  std::thread node([&] { (*d)->run(); });
+  std::string seen;
+  EXPECT_TRUE(eventually([&] { return (seen = (*d)->activity()).rfind("waiting for ", 0) == 0; })) << seen;
+  (*d)->request_stop();
+  node.join();
 }
 
 }  // namespace
