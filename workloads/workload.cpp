@@ -272,7 +272,8 @@ Result<Workload> load_workload(const std::string& name_or_path) {
   bool path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
   if (path) return load_workload_file(name_or_path);
   std::string file = builtin_dir() + "/" + name_or_path + ".json";
-  if (!std::filesystem::exists(file)) {
+  std::error_code ec;  // one it may not read (a directory on the way it cannot search) is opened below, which names the error
+  if (!std::filesystem::exists(file, ec) && !ec) {
     std::string known;
     for (const auto& n : builtin_names()) known += (known.empty() ? "" : ", ") + n;
     return NotFoundError("workload error: no built-in workload '" + name_or_path + "' (built-ins: " + known + ")");

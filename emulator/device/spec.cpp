@@ -208,7 +208,8 @@ std::string spec_dir() { return telemetry::data_dir("NPUKIT_SPEC_DIR", "specs", 
 
 Result<DeviceSpec> load_device_spec(const std::string& name_or_path) {
   std::string file = catalog_file("devices", name_or_path);
-  if (!looks_like_path(name_or_path) && !std::filesystem::exists(file)) {
+  std::error_code ec;  // a file it may not read is opened below, which names the error
+  if (!looks_like_path(name_or_path) && !std::filesystem::exists(file, ec) && !ec) {
     return NotFoundError(std::string(kPrefix) + ": no device spec '" + name_or_path + "' (looked for " +
                          file + ")");
   }
@@ -219,7 +220,8 @@ Result<DeviceSpec> load_device_spec(const std::string& name_or_path) {
 
 Result<NodeSpec> load_node_spec(const std::string& name_or_path) {
   std::string file = catalog_file("nodes", name_or_path);
-  if (!looks_like_path(name_or_path) && !std::filesystem::exists(file)) {
+  std::error_code ec;  // a file it may not read is opened below, which names the error
+  if (!looks_like_path(name_or_path) && !std::filesystem::exists(file, ec) && !ec) {
     std::string known;
     for (const auto& n : catalog_node_names()) known += (known.empty() ? "" : ", ") + n;
     if (known.empty()) {

@@ -121,7 +121,7 @@ Result<std::vector<std::string>> write_csv(const Report& r, const ProfileData& d
                                            const std::string& dir) {
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (!fs::is_directory(dir)) return InvalidArgument(dir + ": cannot create the output directory");
+  if (!fs::is_directory(dir, ec)) return InvalidArgument(dir + ": cannot create the output directory" + (ec ? ": " + ec.message() : ""));
   std::string ts = db_timestamp(d.db_path);
   std::string suffix = ts.empty() ? ".csv" : "_" + ts + ".csv";
   fs::path base(dir);

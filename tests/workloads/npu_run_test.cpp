@@ -1,4 +1,8 @@
 // npu-run end to end: the real binary, standalone and against a real daemon.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
 #include <regex>
 
 #include "tests/daemon_util.hpp"
@@ -120,6 +124,24 @@ TEST(NpuRun, DataloaderStarvationLeavesAiCoresIdleOnTheBus) {
   for (double u : util) mean += u / static_cast<double>(util.size());
   EXPECT_LT(mean, 50.0);
   EXPECT_GT(mean, 2.0);  // the cores do work, between long waits
+}
+
+// A built-in that cannot be read (its directory is not searchable for this user) is one line
+// naming the file and why, exit 4: it was an uncaught std::filesystem error (abort, exit 134).
+TEST(NpuRun, AnUnreadableWorkloadIsOneLineNotACrash) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run npu-run as uid 65534";
+  std::string dir = "/tmp/npukit-private-workloads-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(std::string(NPUKIT_SOURCE_DIR) + "/workloads/builtin/burn.json", dir + "/burn.json",
+                             std::filesystem::copy_options::overwrite_existing);
+  ::chmod(dir.c_str(), 0700);
+  auto r = run_command("NPUKIT_WORKLOAD_DIR=" + dir + " setpriv --reuid=65534 --regid=65534 --clear-groups " + npu_run() +
+                       " burn --standalone --fast --steps 1");
+  std::filesystem::remove_all(dir);
+  EXPECT_EQ(r.exit_code, 4) << r.output;
+  EXPECT_NE(r.output.find("npu-run: workload error: " + dir + "/burn.json: cannot open (Permission denied)"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("terminate called"), std::string::npos) << r.output;
 }
 
 TEST(NpuRun, NoDaemonSaysSo) {

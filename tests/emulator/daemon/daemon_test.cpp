@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -114,6 +116,16 @@ TEST(Daemon, NodesArePrivateByDefaultAndAccessAllOpensReadingOnly) {
   const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
   const std::string smi = std::string(NPUKIT_BUILD_DIR) + "/smi/npu-smi", prof = std::string(NPUKIT_BUILD_DIR) + "/profiler/npu-prof";
   const std::string top_path = NPU_TOP_PATH, run_path = NPU_RUN_PATH;
+  // The workload nobody submits, where nobody can read it whatever the checkout's directory
+  // allows (a clone under a 0700 mktemp directory: npu-run would stop at reading the file).
+  const std::string burn = "/tmp/npukit-burn-" + std::to_string(::getpid()) + ".json";
+  std::filesystem::copy_file(std::string(NPUKIT_SOURCE_DIR) + "/workloads/builtin/burn.json", burn,
+                             std::filesystem::copy_options::overwrite_existing);
+  ::chmod(burn.c_str(), 0644);
+  struct RemoveBurn {
+    std::string path;
+    ~RemoveBurn() { std::remove(path.c_str()); }
+  } remove_burn{burn};
   {
     ScopedNode node("private");
     struct stat st {};
@@ -133,7 +145,7 @@ TEST(Daemon, NodesArePrivateByDefaultAndAccessAllOpensReadingOnly) {
     auto top = run_command(as_nobody + top_path + " --frames 1 --node " + node.name());
     EXPECT_EQ(top.exit_code, 6) << top.output;
     EXPECT_NE(top.output.find("Permission denied (the node is private to its owner"), std::string::npos) << top.output;
-    auto job = run_command(as_nobody + run_path + " burn --steps 1 --node " + node.name());
+    auto job = run_command(as_nobody + run_path + " " + burn + " --steps 1 --node " + node.name());
     EXPECT_EQ(job.exit_code, 6) << job.output;
     EXPECT_EQ(job.output.find("--standalone"), std::string::npos) << "no node-less hint for a refusal: " << job.output;
   }
@@ -143,7 +155,7 @@ TEST(Daemon, NodesArePrivateByDefaultAndAccessAllOpensReadingOnly) {
   auto inject = run_command(as_nobody + emud() + " inject --node-name " + open.name() + " --device 0 --fault ecc-storm");
   EXPECT_EQ(inject.exit_code, 6) << inject.output;
   EXPECT_NE(inject.output.find("permission denied: uid 65534 may not inject"), std::string::npos) << inject.output;
-  auto job = run_command(as_nobody + run_path + " burn --steps 1 --node " + open.name());
+  auto job = run_command(as_nobody + run_path + " " + burn + " --steps 1 --node " + open.name());
   EXPECT_EQ(job.exit_code, 6) << job.output;
   EXPECT_NE(job.output.find("npu-run: permission denied: uid 65534 may not submit"), std::string::npos) << job.output;
   auto set = run_command(as_nobody + smi + " set -t power-limit -i 0 -c 0 -d 300 --node-name " + open.name());
