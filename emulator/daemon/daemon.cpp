@@ -76,7 +76,15 @@ json Daemon::hand_over(const tf::Request& request) {
 }
 
 void Daemon::enter(const char* phase) {
-  phase_since_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
+  int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
+  int64_t lasted = now - phase_since_ns_.load();
+  constexpr int64_t kRecentNs = 10'000'000'000;
+  if (phase_since_ns_.load() > 0 && (lasted > longest_recent_ns_.load() || now - longest_recent_at_ns_.load() > kRecentNs)) {
+    longest_recent_ = phase_.load();
+    longest_recent_ns_ = lasted;
+    longest_recent_at_ns_ = now;
+  }
+  phase_since_ns_ = now;
   phase_ = phase;
 }
 
@@ -88,8 +96,9 @@ std::string Daemon::activity() const {
     std::lock_guard lock(mu_);
     what += " '" + serving_op_ + "'";
   }
-  char buf[48];
-  std::snprintf(buf, sizeof buf, " for %.3f s", seconds);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, " for %.3f s; longest recent: %s, %.3f s", seconds, longest_recent_.load(),
+                static_cast<double>(longest_recent_ns_.load()) / 1e9);
   return what + buf;
 }
 

@@ -73,7 +73,8 @@ class Daemon {
   const std::string& socket_path() const;
   const Node& node() const { return *node_; }
   // What the node thread is doing and for how long, for a stall's report: "serving 'clear' for
-  // 5.213 s", "simulating for 0.004 s", "waiting for 0.051 s". Thread-safe.
+  // 5.213 s", "simulating for 0.004 s", "waiting for 0.051 s"; then the longest phase it went
+  // through in the last 10 s ("; longest recent: publishing, 4.9 s"). Thread-safe.
   std::string activity() const;
 
  private:
@@ -121,7 +122,10 @@ class Daemon {
   // while serving one (under mu_).
   void enter(const char* phase);
   std::atomic<const char*> phase_{"starting"};
-  std::atomic<int64_t> phase_since_ns_{0};
+  std::atomic<int64_t> phase_since_ns_{std::chrono::steady_clock::now().time_since_epoch().count()};
+  std::atomic<const char*> longest_recent_{"none"};  // the longest phase of the last 10 s, and how long
+  std::atomic<int64_t> longest_recent_ns_{0};
+  std::atomic<int64_t> longest_recent_at_ns_{0};
   std::string serving_op_;
   std::chrono::steady_clock::time_point wall_start_;
   Nanos virtual_start_ = 0;

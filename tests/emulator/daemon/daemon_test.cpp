@@ -492,6 +492,8 @@ TEST(Daemon, ItsActivityNamesTheNodeThreadsPhase) {
   std::thread node([&] { (*d)->run(); });
   std::string seen;
   EXPECT_TRUE(eventually([&] { return (seen = (*d)->activity()).rfind("waiting for ", 0) == 0; })) << seen;
+  EXPECT_NE(seen.find("; longest recent: "), std::string::npos) << seen;
+  EXPECT_EQ(seen.find("longest recent: none"), std::string::npos) << "it has been through phases by now: " << seen;
   (*d)->request_stop();
   node.join();
 }
