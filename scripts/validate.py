@@ -42,6 +42,13 @@ def measure(build, point, steps):
     sys.exit(f"scripts/validate.sh: unknown figure '{figure}' in points.json")
 
 
+def figure(x):
+    """A figure as people read it: 15,580 and 311.0 and 8.061, never 1.558e+04."""
+    if x >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:.1f}" if x >= 100 else f"{x:.4g}"
+
+
 def summary(label, errors):
     if not errors:
         return ""
@@ -62,7 +69,7 @@ def main():
         # A time is better lower: its error is how much faster or slower, as for a rate.
         err = (got / p["published"] - 1) * 100
         rows.append((p, err))
-        print(f"| {p['chip']} | {p['name']} | {p['role']} | {got:.4g} {p['unit']} | {p['published']:g} {p['unit']} | {err:+.1f}% |")
+        print(f"| {p['chip']} | {p['name']} | {p['role']} | {figure(got)} {p['unit']} | {figure(p['published'])} {p['unit']} | {err:+.1f}% |")
     print()
     print("| group | points | mean \\|error\\| | max \\|error\\| |")
     print("|---|---|---|---|")
