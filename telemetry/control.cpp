@@ -250,9 +250,11 @@ void ControlServer::run() {
       fds.push_back({c.fd, ev, 0});
     }
     // Wake at least every second to close idle connections.
+    clock_.enter("polling");
     if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR) break;
     if (fds[0].revents != 0) break;
     if ((fds[1].revents & POLLIN) != 0) {
+      clock_.enter("accepting");
       Conn c = accept_conn(listen_fd_);
       if (c.fd >= 0 && conns.size() >= options_.max_connections) {
         auto victim = longest_idle(conns, dispatcher_->owner());
@@ -272,8 +274,12 @@ void ControlServer::run() {
     for (auto it = conns.begin(); it != conns.end(); ++i) {
       Conn& c = *it;
       short re = i < fds.size() ? fds[i].revents : 0;
-      if ((re & (POLLIN | POLLHUP)) != 0 && !c.eof) read_input(c, *dispatcher_, options_.max_request_bytes);
+      if ((re & (POLLIN | POLLHUP)) != 0 && !c.eof) {
+        clock_.enter("reading and handling requests");
+        read_input(c, *dispatcher_, options_.max_request_bytes);
+      }
       if ((re & POLLERR) != 0) c.broken = true;
+      clock_.enter("flushing replies");
       flush_output(c);
       bool idle = now > c.last_active_ns && now - c.last_active_ns > idle_ns;
       bool done = c.broken || (c.eof && c.out.empty()) || c.out.size() > kMaxPendingOutput || idle;

@@ -38,6 +38,7 @@
 #include <nlohmann/json.hpp>
 
 #include "telemetry/segment.hpp"
+#include "telemetry/phase_clock.hpp"
 #include "telemetry/status.hpp"
 
 namespace npukit::telemetry {
@@ -103,10 +104,14 @@ class ControlServer {
   ~ControlServer();
   void stop();
   const std::string& path() const { return path_; }
+  // What its thread is doing and for how long (phase_clock.hpp): polling, accepting, reading and
+  // handling requests, flushing replies. Thread-safe.
+  std::string activity() const { return clock_.describe(); }
 
  private:
   ControlServer() = default;
   void run();
+  PhaseClock clock_;
 
   ControlServerOptions options_;
   std::unique_ptr<ControlDispatcher> dispatcher_;

@@ -75,31 +75,15 @@ json Daemon::hand_over(const tf::Request& request) {
   return reply.get();
 }
 
-void Daemon::enter(const char* phase) {
-  int64_t now = std::chrono::steady_clock::now().time_since_epoch().count();
-  int64_t lasted = now - phase_since_ns_.load();
-  constexpr int64_t kRecentNs = 10'000'000'000;
-  if (phase_since_ns_.load() > 0 && (lasted > longest_recent_ns_.load() || now - longest_recent_at_ns_.load() > kRecentNs)) {
-    longest_recent_ = phase_.load();
-    longest_recent_ns_ = lasted;
-    longest_recent_at_ns_ = now;
-  }
-  phase_since_ns_ = now;
-  phase_ = phase;
-}
-
 std::string Daemon::activity() const {
-  auto since = std::chrono::steady_clock::time_point(std::chrono::steady_clock::duration(phase_since_ns_.load()));
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-  std::string what = phase_.load();
-  if (what == "serving") {
+  std::string detail;
+  if (std::string(clock_.phase()) == "serving") {
     std::lock_guard lock(mu_);
-    what += " '" + serving_op_ + "'";
+    detail = " '" + serving_op_ + "'";
   }
-  char buf[96];
-  std::snprintf(buf, sizeof buf, " for %.3f s; longest recent: %s, %.3f s", seconds, longest_recent_.load(),
-                static_cast<double>(longest_recent_ns_.load()) / 1e9);
-  return what + buf;
+  std::string out = "node thread: " + clock_.describe(detail);
+  if (server_) out += "; control server: " + server_->activity();
+  return out;
 }
 
 void Daemon::serve_pending() {
@@ -113,7 +97,7 @@ void Daemon::serve_pending() {
       std::lock_guard lock(mu_);
       serving_op_ = p->request.op;
     }
-    enter("serving");
+    clock_.enter("serving");
     json reply;
     try {
       reply = execute(p->request);
@@ -142,13 +126,13 @@ void Daemon::run() {
   auto next_publish = wall_start_ + period;
   while (!stop_) {
     serve_pending();
-    enter("simulating");
+    clock_.enter("simulating");
     bool caught_up = advance_time(next_publish);
     auto now = std::chrono::steady_clock::now();
     if (now >= next_publish) {
-      enter("publishing");
+      clock_.enter("publishing");
       publisher_->publish(options_.speed, lag_ns_);
-      enter("tidying jobs");
+      clock_.enter("tidying jobs");
       cancel_orphaned_jobs();
       release_finished_runners();
       forget_old_jobs();
@@ -156,7 +140,7 @@ void Daemon::run() {
       if (next_publish <= now) next_publish = now + period;  // fell behind: do not burst
     }
     if (!caught_up) continue;  // more to simulate: serve requests, then go on without sleeping
-    enter("waiting");
+    clock_.enter("waiting");
     std::unique_lock lock(mu_);
     wake_.wait_until(lock, next_publish, [this] { return stop_ || !pending_.empty(); });
   }

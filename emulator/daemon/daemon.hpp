@@ -22,6 +22,7 @@
 #include <string>
 
 #include "emulator/daemon/accounting.hpp"
+#include "telemetry/phase_clock.hpp"
 #include "emulator/runtime/node.hpp"
 #include "emulator/runtime/program_runner.hpp"
 #include "emulator/daemon/publisher.hpp"
@@ -72,9 +73,9 @@ class Daemon {
 
   const std::string& socket_path() const;
   const Node& node() const { return *node_; }
-  // What the node thread is doing and for how long, for a stall's report: "serving 'clear' for
-  // 5.213 s", "simulating for 0.004 s", "waiting for 0.051 s"; then the longest phase it went
-  // through in the last 10 s ("; longest recent: publishing, 4.9 s"). Thread-safe.
+  // What the node thread and the control server's thread are doing and for how long, for a
+  // stall's report: "node thread: serving 'clear' for 5.213 s; longest recent: waiting, 0.051 s;
+  // control server: polling for 0.2 s; longest recent: ...". Thread-safe.
   std::string activity() const;
 
  private:
@@ -118,14 +119,8 @@ class Daemon {
   std::condition_variable wake_;
   std::deque<std::shared_ptr<Pending>> pending_;
   std::atomic<bool> stop_{false};
-  // The node thread's phase (a static string) and since when (steady clock, ns); the request's op
-  // while serving one (under mu_).
-  void enter(const char* phase);
-  std::atomic<const char*> phase_{"starting"};
-  std::atomic<int64_t> phase_since_ns_{std::chrono::steady_clock::now().time_since_epoch().count()};
-  std::atomic<const char*> longest_recent_{"none"};  // the longest phase of the last 10 s, and how long
-  std::atomic<int64_t> longest_recent_ns_{0};
-  std::atomic<int64_t> longest_recent_at_ns_{0};
+  // The node thread's phase; the request's op while serving one (under mu_).
+  telemetry::PhaseClock clock_;
   std::string serving_op_;
   std::chrono::steady_clock::time_point wall_start_;
   Nanos virtual_start_ = 0;

@@ -65,7 +65,7 @@ std::string call(int fd, std::string_view line, std::string& pending) {
     pollfd p{fd, POLLIN, 0};
     if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
       std::fprintf(stderr, "control fuzz: no reply within 5 s to: %.200s\n", std::string(line).c_str());
-      std::fprintf(stderr, "control fuzz: the daemon's node thread: %s\n", node_thread_activity().c_str());
+      std::fprintf(stderr, "control fuzz: the daemon's threads: %s\n", node_thread_activity().c_str());
       print_recent_inputs();
       std::abort();
     }

@@ -478,8 +478,8 @@ TEST(Daemon, AllocLinkAndEccEventsReachTheBus) {
 }  // namespace npukit::testing
 
 // For a stall's report (the control fuzz target prints it when a request goes unanswered): what
-// the node thread is doing and for how long: before run() it is starting, then an idle node
-// waits between publishes.
+// the node thread and the control server's thread are doing and for how long: before run() the
+// node thread is starting, then an idle node waits between publishes while the server polls.
 namespace npukit::testing {
 namespace {
 
@@ -488,12 +488,14 @@ TEST(Daemon, ItsActivityNamesTheNodeThreadsPhase) {
   o.node_name = unique_node("activity");
   auto d = emu::Daemon::create(o);
   ASSERT_TRUE(d.ok()) << d.status().message();
-  EXPECT_EQ((*d)->activity().rfind("starting for ", 0), 0u) << (*d)->activity();
+  EXPECT_EQ((*d)->activity().rfind("node thread: starting for ", 0), 0u) << (*d)->activity();
   std::thread node([&] { (*d)->run(); });
   std::string seen;
-  EXPECT_TRUE(eventually([&] { return (seen = (*d)->activity()).rfind("waiting for ", 0) == 0; })) << seen;
+  EXPECT_TRUE(eventually([&] { return (seen = (*d)->activity()).rfind("node thread: waiting for ", 0) == 0; })) << seen;
   EXPECT_NE(seen.find("; longest recent: "), std::string::npos) << seen;
-  EXPECT_EQ(seen.find("longest recent: none"), std::string::npos) << "it has been through phases by now: " << seen;
+  EXPECT_EQ(seen.find("node thread: waiting for 0.000 s; longest recent: none"), std::string::npos) << seen;
+  EXPECT_TRUE(eventually([&] { return (seen = (*d)->activity()).find("; control server: polling for ") != std::string::npos; }))
+      << seen;
   (*d)->request_stop();
   node.join();
 }
