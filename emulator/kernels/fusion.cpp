@@ -55,7 +55,7 @@ Result<FusedOp> resolve_fused(const KernelRegistry& registry, std::string_view o
     f.outputs = next->outputs;
     chain.push_back(next->kernel);
   }
-  f.kernel = intern_fused_kernel(chain);
+  f.kernel = parts.empty() ? head->kernel : intern_fused_kernel(chain);  // alone, the kernel itself
   return f;
 }
 

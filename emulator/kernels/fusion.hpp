@@ -37,6 +37,7 @@ struct FusedOp {
   double epilogue_flops = 0;          // the parts' arithmetic, on the vector unit
 };
 
+// With no parts it is the main kernel alone (its own KernelDef and CPU implementation).
 // Resolves the main op and each part in turn (errors as KernelRegistry::resolve, or a part whose
 // first input does not match the previous output: "ShapeInferenceError: <kernel>: ...").
 Result<FusedOp> resolve_fused(const KernelRegistry& registry, std::string_view op,

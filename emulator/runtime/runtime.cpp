@@ -162,19 +162,7 @@ Status Context::memcpy_d2d(StreamId stream, DevPtr dst, DevPtr src, uint64_t byt
 
 Result<PreparedKernel> Context::prepare(const std::string& op, const std::vector<TensorDesc>& inputs,
                                         const Attrs& attrs, uint32_t block_dim) const {
-  auto resolved = KernelRegistry::builtin().resolve(op, inputs, attrs);
-  if (!resolved.ok()) return resolved.status();
-  PreparedKernel p;
-  p.kernel = resolved->kernel;
-  p.inputs = inputs;
-  p.outputs = std::move(resolved->outputs);
-  p.attrs = attrs;
-  p.cost = resolved->cost;
-  p.block_dim = block_dim;
-  p.descriptor = intern_op_descriptor(op, inputs, p.outputs, p.kernel->unit == Unit::kCube);
-  DType dtype = inputs.empty() ? DType::kFloat32 : inputs.front().dtype;
-  p.timing = time_kernel(node_.device(device_).spec(), p.kernel->unit, dtype, p.cost, block_dim);
-  return p;
+  return prepare_fused(op, inputs, attrs, {}, block_dim);  // a chain of one: the kernel itself
 }
 
 Result<PreparedKernel> Context::prepare_fused(const std::string& op, const std::vector<TensorDesc>& inputs,

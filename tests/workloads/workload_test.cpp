@@ -196,6 +196,15 @@ TEST(Workload, TrainingStepHasBucketedGradientAllreduces) {
   EXPECT_EQ(unfused_allreduces, w->grad_buckets);
 }
 
+// The ops of one step of `w` compiled for device 0 alone (steps and devices of `o` overridden).
+std::vector<telemetry::ProgramOp> one_step_on_device_0(const Workload& w, CompileOptions o) {
+  o.steps = 1;
+  o.devices = {0};
+  auto points = compile_workload(w, o);
+  EXPECT_TRUE(points.ok()) << points.status().message();
+  return points.ok() ? points->front().program.ranks[0].step : std::vector<telemetry::ProgramOp>{};
+}
+
 // The compiler's fusion (workloads/fusion.hpp): ResNet's conv + batch_norm + relu and its
 // bottleneck's conv + batch_norm + add + relu become one kernel each, a transformer's matmul +
 // gelu and add + layer_norm, the backward's ReluGrad + BatchNormGrad; each fused op carries its
@@ -205,13 +214,9 @@ TEST(Workload, FusionGroupsFollowThePatternTable) {
     auto w = load_workload(workload);
     EXPECT_TRUE(w.ok());
     CompileOptions o;
-    o.steps = 1;
-    o.devices = {0};
     o.fusion = fusion;
-    auto points = compile_workload(*w, o);
-    EXPECT_TRUE(points.ok());
     std::map<std::string, int> count;
-    for (const auto& op : points->front().program.ranks[0].step) {
+    for (const auto& op : one_step_on_device_0(*w, o)) {
       if (op.kind != telemetry::ProgramOp::Kind::kKernel) continue;
       std::string name = op.name;
       if (op.attrs.contains("epilogue")) {
@@ -289,14 +294,10 @@ TEST(Workload, TheDirectAllocatorAllocatesEveryTensorAndFreesItOnce) {
   ASSERT_TRUE(w.ok());
   auto buffers = [&](const std::string& allocator) {
     CompileOptions o;
-    o.steps = 1;
-    o.devices = {0};
     o.allocator = allocator;
-    auto points = compile_workload(*w, o);
-    EXPECT_TRUE(points.ok());
     std::map<std::string, int> allocs, frees;
     std::vector<std::string> order;
-    for (const auto& op : points->front().program.ranks[0].step) {
+    for (const auto& op : one_step_on_device_0(*w, o)) {
       if (op.kind == telemetry::ProgramOp::Kind::kAlloc) ++allocs[op.buffer], order.push_back("+" + op.buffer);
       if (op.kind == telemetry::ProgramOp::Kind::kFree) ++frees[op.buffer], order.push_back("-" + op.buffer);
     }
