@@ -23,8 +23,8 @@ namespace npukit::telemetry {
 struct CommGroup {
   std::string name;
   std::vector<int> devices;  // by rank
-  std::string algorithm;     // "MESH" or "RING"
-  std::string link;          // "HCCS" or "PCIE"
+  std::string algorithm;     // "MESH", "RING", or across hosts "MESH-RING"/"RING-RING"
+  std::string link;          // "HCCS", "PCIE", or across hosts "RDMA"
 
   int size() const { return static_cast<int>(devices.size()); }
   int rank_of(int device) const;  // -1 when not a member

@@ -118,7 +118,17 @@ struct Conn {
   bool discarding = false;  // inside a too-long line: drop bytes up to its newline
   bool eof = false;
   bool broken = false;
+  uint64_t lines = 0;    // complete lines read
+  uint64_t replies = 0;  // reply lines queued
 };
+
+// One connection as activity() reports it.
+std::string describe(const Conn& c) {
+  return "fd " + std::to_string(c.fd) + " (pid " + std::to_string(c.peer.pid) + "): " + std::to_string(c.lines) +
+         " lines, " + std::to_string(c.replies) + " replies, " + std::to_string(c.in.size()) + " B unread, " +
+         std::to_string(c.out.size()) + " B unsent" + (c.eof ? ", input ended" : "") +
+         (c.discarding ? ", discarding" : "");
+}
 
 std::string too_large(std::size_t max) {
   return to_line(error_reply("request too large: more than " + std::to_string(max) +
@@ -130,10 +140,12 @@ void process_input(Conn& c, const ControlDispatcher& d, std::size_t max) {
   std::size_t start = 0;
   for (std::size_t nl; (nl = c.in.find('\n', start)) != std::string::npos; start = nl + 1) {
     std::string_view line(c.in.data() + start, nl - start);
+    ++c.lines;
     if (c.discarding) {
       c.discarding = false;
       continue;
     }
+    ++c.replies;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.size() > max) {
       c.out += too_large(max);
@@ -145,6 +157,7 @@ void process_input(Conn& c, const ControlDispatcher& d, std::size_t max) {
   }
   c.in.erase(0, start);
   if (!c.discarding && c.in.size() > max) {
+    ++c.replies;
     c.out += too_large(max);
     c.discarding = true;
   }
@@ -290,8 +303,17 @@ void ControlServer::run() {
         ++it;
       }
     }
+    std::string summary = std::to_string(conns.size()) + " connections";
+    for (const Conn& c : conns) summary += "; " + describe(c);
+    std::lock_guard lock(connections_mu_);
+    connections_ = std::move(summary);
   }
   for (Conn& c : conns) ::close(c.fd);
+}
+
+std::string ControlServer::activity() const {
+  std::lock_guard lock(connections_mu_);
+  return clock_.describe() + "; " + connections_;
 }
 
 void ControlServer::stop() {

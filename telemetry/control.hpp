@@ -30,6 +30,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -105,13 +106,16 @@ class ControlServer {
   void stop();
   const std::string& path() const { return path_; }
   // What its thread is doing and for how long (phase_clock.hpp): polling, accepting, reading and
-  // handling requests, flushing replies. Thread-safe.
-  std::string activity() const { return clock_.describe(); }
+  // handling requests, flushing replies; then its connections as of its last round (bytes
+  // waiting, lines read, replies written, end of input seen). Thread-safe.
+  std::string activity() const;
 
  private:
   ControlServer() = default;
   void run();
   PhaseClock clock_;
+  mutable std::mutex connections_mu_;
+  std::string connections_;  // guarded by connections_mu_
 
   ControlServerOptions options_;
   std::unique_ptr<ControlDispatcher> dispatcher_;

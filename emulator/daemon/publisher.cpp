@@ -153,9 +153,7 @@ uint32_t Publisher::group_string(uint32_t call) {
   uint64_t generation = hub.comm_generation(comm);
   auto it = group_ids_.find(comm);
   if (it != group_ids_.end() && it->second.first == generation) return it->second.second;
-  tf::CommGroup g{hub.comm_name(comm), hub.comm_devices(comm),
-                  hub.resolved_algo(comm) == CollectiveAlgo::kMesh ? "MESH" : "RING",
-                  hub.comm_all_hccs(comm) ? "HCCS" : "PCIE"};
+  tf::CommGroup g{hub.comm_name(comm), hub.comm_devices(comm), hub.algorithm_name(comm), hub.transport_name(comm)};
   uint32_t id = intern(tf::format_comm_group(g));
   group_ids_[comm] = {generation, id};
   return id;

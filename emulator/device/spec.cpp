@@ -218,28 +218,114 @@ Result<DeviceSpec> load_device_spec(const std::string& name_or_path) {
   return parse_device(*root, file);
 }
 
+namespace {
+
+void read_scale_out(FieldReader& r, NodeSpec& n) {
+  if (r.find("scale_out") == nullptr) return;
+  n.roce.port_bps = r.number("scale_out.roce_port_Gbps") * 1e9 / 8;
+  r.check_range("scale_out.roce_port_Gbps", n.roce.port_bps * 8 / 1e9, 1, 3200);
+  n.roce.latency_ns = r.integer("scale_out.roce_latency_ns");
+  r.check_range("scale_out.roce_latency_ns", static_cast<double>(n.roce.latency_ns), 0, 1e6);
+  n.roce.efficiency = r.number_or("scale_out.link_efficiency", 0.9);
+  r.check_range("scale_out.link_efficiency", n.roce.efficiency, 0.05, 1.0);
+}
+
+bool catalog_has(const std::string& kind, const std::string& name) {
+  std::error_code ec;
+  return std::filesystem::exists(catalog_file(kind, name), ec);
+}
+
+constexpr int kMaxHosts = 1024;
+
+// `hosts` copies of the host node `host` joined by RoCE through `sw`.
+Result<NodeSpec> make_cluster(NodeSpec host, const std::string& name, int hosts, const SwitchSpec& sw) {
+  const std::string where = std::string(kPrefix) + ": cluster '" + name + "': ";
+  if (hosts < 1 || hosts > kMaxHosts) {
+    return InvalidArgument(where + std::to_string(hosts) + " hosts is out of range [1, " + std::to_string(kMaxHosts) + "]");
+  }
+  if (hosts > 1 && host.roce.port_bps <= 0) {
+    return InvalidArgument(where + "node spec '" + host.name + "' has no scale_out section, so its hosts have no RoCE ports to join them");
+  }
+  if (sw.kind != "leaf" && sw.kind != "leaf_spine") {
+    return InvalidArgument(where + "field 'switch.kind': expected \"leaf\" or \"leaf_spine\", got \"" + sw.kind + "\"");
+  }
+  if (sw.kind == "leaf_spine" && (sw.hosts_per_leaf < 1 || sw.hosts_per_leaf > hosts)) {
+    return InvalidArgument(where + "field 'switch.hosts_per_leaf': " + std::to_string(sw.hosts_per_leaf) +
+                           " is out of range [1, " + std::to_string(hosts) + "]");
+  }
+  if (sw.oversubscription < 1 || sw.oversubscription > 64) {
+    return InvalidArgument(where + "field 'switch.oversubscription': " + std::to_string(sw.oversubscription) +
+                           " is out of range [1, 64]");
+  }
+  host.host_spec = host.name;
+  host.name = name;
+  host.hosts = hosts;
+  host.scale_out_switch = sw;
+  return host;
+}
+
+Result<NodeSpec> load_host_spec(const std::string& file, const nlohmann::json& root);
+
+// A cluster file: {"name", "host": node spec, "hosts", "switch": {kind, hosts_per_leaf,
+// oversubscription}, "sources"}.
+Result<NodeSpec> load_cluster_file(const std::string& file, const nlohmann::json& root) {
+  FieldReader r(root, file, kPrefix);
+  std::string name = r.string("name");
+  std::string host = r.string("host");
+  auto hosts = static_cast<int>(r.integer("hosts"));
+  SwitchSpec sw;
+  sw.kind = r.string_or("switch.kind", "leaf");
+  sw.hosts_per_leaf = static_cast<int>(r.integer_or("switch.hosts_per_leaf", 0));
+  sw.oversubscription = r.number_or("switch.oversubscription", 1);
+  auto sources = read_sources(r);
+  if (!r.ok()) return r.status();
+  auto node = load_node_spec(host);
+  if (!node.ok()) return node.status();
+  if (node->is_cluster()) return InvalidArgument(std::string(kPrefix) + ": " + file + ": field 'host': '" + host + "' is a cluster, not a node");
+  auto cluster = make_cluster(std::move(*node), name, hosts, sw);
+  if (cluster.ok()) cluster->sources.insert(sources.begin(), sources.end());
+  return cluster;
+}
+
+}  // namespace
+
 Result<NodeSpec> load_node_spec(const std::string& name_or_path) {
-  std::string file = catalog_file("nodes", name_or_path);
-  std::error_code ec;  // a file it may not read is opened below, which names the error
-  if (!looks_like_path(name_or_path) && !std::filesystem::exists(file, ec) && !ec) {
+  if (!looks_like_path(name_or_path) && !catalog_has("nodes", name_or_path)) {
+    if (catalog_has("clusters", name_or_path)) return load_node_spec(catalog_file("clusters", name_or_path));
+    static const std::regex kHostsOf("^([0-9]{1,5})x(.+)$");
+    std::smatch m;
+    if (std::regex_match(name_or_path, m, kHostsOf) && catalog_has("nodes", m[2].str())) {
+      auto host = load_node_spec(m[2].str());
+      if (!host.ok()) return host.status();
+      return make_cluster(std::move(*host), name_or_path, std::stoi(m[1].str()), SwitchSpec{});
+    }
     std::string known;
     for (const auto& n : catalog_node_names()) known += (known.empty() ? "" : ", ") + n;
     if (known.empty()) {
       return NotFoundError(std::string(kPrefix) + ": no node spec '" + name_or_path + "': no specs in " +
                            telemetry::data_dir_hint(spec_dir() + "/nodes", "NPUKIT_SPEC_DIR"));
     }
-    return NotFoundError(std::string(kPrefix) + ": no node spec '" + name_or_path +
-                         "' (known: " + known + ")");
+    return NotFoundError(std::string(kPrefix) + ": no node spec '" + name_or_path + "' (known: " + known +
+                         "; a cluster of H hosts is Hx<node>, e.g. 4x8x910B2)");
   }
+  std::string file = catalog_file("nodes", name_or_path);
   auto root = parse_json_file(file, kPrefix);
   if (!root.ok()) return root.status();
-  FieldReader r(*root, file, kPrefix);
+  if (root->is_object() && root->contains("host")) return load_cluster_file(file, *root);
+  return load_host_spec(file, *root);
+}
+
+namespace {
+
+Result<NodeSpec> load_host_spec(const std::string& file, const nlohmann::json& root) {
+  FieldReader r(root, file, kPrefix);
   NodeSpec n;
   n.name = r.string("name");
   n.device = r.string("device");
   n.cards = static_cast<int>(r.integer("cards"));
   r.check_range("cards", n.cards, 1, 64);
   read_topology(r, n);
+  read_scale_out(r, n);
   n.sources = read_sources(r);
   if (!r.ok()) return r.status();
   auto device = load_device_spec(n.device);
@@ -250,8 +336,11 @@ Result<NodeSpec> load_node_spec(const std::string& name_or_path) {
     r.fail("topology.hccs_link_GBps", "an HCCS topology needs a link bandwidth > 0");
   }
   if (!r.ok()) return r.status();
+  n.host_spec = n.name;
   return n;
 }
+
+}  // namespace
 
 std::vector<std::string> catalog_node_names() {
   std::vector<std::string> names;

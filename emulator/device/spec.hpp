@@ -104,8 +104,27 @@ struct DeviceSpec {
   std::map<std::string, std::string> sources;  // field -> where the figure comes from
 };
 
+// Scale-out: every NPU's own RoCE port into the cluster's switches (a node spec's `scale_out`).
+struct RoceSpec {
+  double port_bps = 0;       // per direction (200 GbE: 25e9); 0: the node has no scale-out port
+  Nanos latency_ns = 0;      // one hop: NIC, switch, NIC
+  double efficiency = 0.9;   // achieved fraction of line rate for bulk transfers
+};
+
+// How the hosts' ports meet: one leaf switch for all ("leaf"), or leaves of `hosts_per_leaf`
+// hosts joined through spines ("leaf_spine"), each leaf's uplinks carrying its ports' rate
+// divided by `oversubscription`.
+struct SwitchSpec {
+  std::string kind = "leaf";
+  int hosts_per_leaf = 0;
+  double oversubscription = 1;
+};
+
+// A node spec describes one host. A cluster is `hosts` of them on one virtual clock, joined by
+// RoCE: device ids run host by host (host h has devices h x devices_per_host() ..), and the
+// per-host fields (cards, topology, bus ids) describe every host alike.
 struct NodeSpec {
-  std::string name;       // e.g. "8x910B2"
+  std::string name;       // e.g. "8x910B2", or a cluster's "4x8x910B2"
   std::string device;     // device catalog name
   int cards = 0;
   std::string topology;   // "hccs_full_mesh", "hccs_switch", "hccs_two_meshes_pcie", "pcie"
@@ -118,8 +137,16 @@ struct NodeSpec {
   std::vector<std::string> bus_ids;  // one per card, "DDDD:BB:DD.F"
   std::map<std::string, std::string> sources;
   DeviceSpec device_spec;  // resolved from `device`
+  RoceSpec roce;
+  // Cluster only (hosts > 1):
+  int hosts = 1;
+  std::string host_spec;   // the node spec each host is, e.g. "8x910B2" (its name when hosts == 1)
+  SwitchSpec scale_out_switch;
 
-  int device_count() const { return cards * device_spec.chips_per_card; }
+  int devices_per_host() const { return cards * device_spec.chips_per_card; }
+  int device_count() const { return hosts * devices_per_host(); }
+  int host_of(int device) const { return device / devices_per_host(); }
+  bool is_cluster() const { return hosts > 1; }
 };
 
 // The catalog folder: $NPUKIT_SPEC_DIR if set, else the source tree's emulator/specs.
@@ -129,7 +156,9 @@ std::string spec_dir();
 // Errors are one line: "spec error: <file>: field '<path>': <what>" or
 // "spec error: <file>:<line>:<col>: <json syntax problem>" or "spec error: no device spec '<n>' ...".
 Result<DeviceSpec> load_device_spec(const std::string& name_or_path);
-// Load a node spec (specs/nodes/<name>.json or a path) and the device spec it names.
+// Load a node spec (specs/nodes/<name>.json or a path) and the device spec it names; or a
+// cluster: "<H>x<node>" (H hosts of a catalog node, one leaf switch) or a cluster file
+// (specs/clusters/<name>.json: its host node, host count and switch).
 Result<NodeSpec> load_node_spec(const std::string& name_or_path);
 // Names of the shipped node specs, sorted (for --help texts and error messages).
 std::vector<std::string> catalog_node_names();

@@ -33,4 +33,19 @@ double collective_formula_ns(CollectiveOp op, CollectiveAlgo algo, int n, uint64
   return p.overhead_ns + t;
 }
 
+double hierarchical_allreduce_formula_ns(int hosts, int per_host, uint64_t bytes, CollectiveAlgo intra,
+                                         const AlphaBetaGamma& within, const AlphaBetaGamma& across) {
+  const auto ceil_div = [](uint64_t a, uint64_t b) { return (a + b - 1) / b; };
+  const uint64_t c0 = ceil_div(bytes, static_cast<uint64_t>(per_host));
+  const auto c1 = static_cast<double>(ceil_div(c0, static_cast<uint64_t>(hosts)));
+  const double l = per_host - 1, h = hosts - 1;
+  double t = across.overhead_ns + 2 * h * (across.alpha_ns + c1 * across.beta_ns_per_byte) + h * c1 * across.gamma_ns_per_byte;
+  if (per_host > 1) {
+    const double steps = intra == CollectiveAlgo::kRing ? 2 * l : 2;
+    t += steps * (within.alpha_ns + static_cast<double>(c0) * within.beta_ns_per_byte) +
+         l * static_cast<double>(c0) * within.gamma_ns_per_byte;
+  }
+  return t;
+}
+
 }  // namespace npukit::emu

@@ -32,4 +32,12 @@ AlphaBetaGamma alpha_beta_gamma(const Fabric& fabric, const DeviceSpec& spec, in
 // kAuto is not an algorithm here: pass kRing or kMesh.
 double collective_formula_ns(CollectiveOp op, CollectiveAlgo algo, int n, uint64_t bytes, const AlphaBetaGamma& p);
 
+// AllReduce across hosts (plan_hierarchical_allreduce), with L ranks on each of H hosts:
+//   level 0 (`intra`, link `within`) on c0 = ceil(S / L): mesh 2(alpha + c0 beta), ring
+//   2(L-1)(alpha + c0 beta), plus (L-1) c0 gamma either way;
+//   level 1 (a ring over the hosts' RoCE ports, link `across`) on c1 = ceil(c0 / H):
+//   2(H-1)(alpha + c1 beta) + (H-1) c1 gamma;  plus the overhead once.
+double hierarchical_allreduce_formula_ns(int hosts, int per_host, uint64_t bytes, CollectiveAlgo intra,
+                                         const AlphaBetaGamma& within, const AlphaBetaGamma& across);
+
 }  // namespace npukit::emu

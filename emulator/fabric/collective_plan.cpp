@@ -133,6 +133,43 @@ Plan plan_collective(const CollectiveCall& c, int n, CollectiveAlgo algo) {
   return plan;
 }
 
+Plan plan_hierarchical_allreduce(const CollectiveCall& c, const std::vector<std::vector<int>>& host_ranks,
+                                 CollectiveAlgo intra) {
+  const uint64_t bytes = c.count * dtype_size(c.dtype);
+  const auto hosts = static_cast<int>(host_ranks.size());
+  const auto local = static_cast<int>(host_ranks[0].size());
+  const uint64_t local_chunk = (bytes + local - 1) / local;       // each rank's share within its host
+  const uint64_t cross_chunk = (local_chunk + hosts - 1) / hosts;  // a ring step of that share
+  Plan plan;
+  // Level 0 on every host at once, its plan written over local indexes.
+  auto within_hosts = [&](bool reduce) {
+    Plan steps;
+    if (intra == CollectiveAlgo::kRing) add_ring_phases(steps, local, local_chunk, local - 1, reduce);
+    else add_mesh_phase(steps, local, local_chunk, reduce);
+    for (const auto& step : steps) {
+      std::vector<Transfer> phase;
+      for (const auto& ranks : host_ranks) {
+        for (const Transfer& t : step) phase.push_back({ranks[t.src], ranks[t.dst], t.bytes, t.reduce});
+      }
+      plan.push_back(std::move(phase));
+    }
+  };
+  if (local > 1) within_hosts(true);
+  // Level 1: one ring per local index, across the hosts.
+  Plan ring;
+  add_ring_phases(ring, hosts, cross_chunk, hosts - 1, true);
+  add_ring_phases(ring, hosts, cross_chunk, hosts - 1, false);
+  for (const auto& step : ring) {
+    std::vector<Transfer> phase;
+    for (int i = 0; i < local; ++i) {
+      for (const Transfer& t : step) phase.push_back({host_ranks[t.src][i], host_ranks[t.dst][i], t.bytes, t.reduce});
+    }
+    plan.push_back(std::move(phase));
+  }
+  if (local > 1) within_hosts(false);
+  return plan;
+}
+
 namespace {
 
 template <typename T>

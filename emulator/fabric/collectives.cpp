@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 namespace npukit::emu {
 
@@ -24,6 +25,7 @@ Result<CommId> CollectiveHub::create_communicator(std::string name, std::vector<
   c.next_seq.assign(devices.size(), 0);
   c.devices = std::move(devices);
   c.algo = algo;
+  describe_hosts(c);
   if (!free_comms_.empty()) {
     CommId id = free_comms_.back();
     free_comms_.pop_back();
@@ -53,20 +55,61 @@ int CollectiveHub::rank_of(CommId comm, int device) const {
   return it == d.end() ? -1 : static_cast<int>(it - d.begin());
 }
 
-bool CollectiveHub::comm_all_hccs(CommId comm) const {
-  const Comm& c = comms_[comm];
-  for (int a : c.devices) {
-    for (int b : c.devices) {
-      if (a != b && fabric_.relation(a, b) != "HCCS") return false;
+namespace {
+
+bool all_hccs(const Fabric& fabric, const std::vector<int>& devices) {
+  for (int a : devices) {
+    for (int b : devices) {
+      if (a != b && fabric.relation(a, b) != "HCCS") return false;
     }
   }
   return true;
 }
 
+}  // namespace
+
+// The communicator's links, once: a 1,024-rank communicator asks for them at every call.
+void CollectiveHub::describe_hosts(Comm& c) const {
+  std::map<int, std::vector<int>> by_host;
+  for (std::size_t r = 0; r < c.devices.size(); ++r) by_host[fabric_.host_of(c.devices[r])].push_back(static_cast<int>(r));
+  c.all_hccs = by_host.size() == 1 && all_hccs(fabric_, c.devices);
+  if (by_host.size() < 2) return;
+  bool meshed = !fabric_.switched();
+  for (auto& [host, ranks] : by_host) {
+    std::vector<int> devices;
+    for (int r : ranks) devices.push_back(c.devices[static_cast<std::size_t>(r)]);
+    meshed = meshed && all_hccs(fabric_, devices);
+    c.host_ranks.push_back(std::move(ranks));
+  }
+  c.intra_algo = meshed ? CollectiveAlgo::kMesh : CollectiveAlgo::kRing;
+}
+
+bool CollectiveHub::Comm::hierarchical() const {
+  if (algo != CollectiveAlgo::kAuto || host_ranks.size() < 2) return false;
+  return std::all_of(host_ranks.begin(), host_ranks.end(), [&](const auto& h) { return h.size() == host_ranks[0].size(); });
+}
+
 CollectiveAlgo CollectiveHub::resolved_algo(CommId comm) const {
   const Comm& c = comms_[comm];
   if (c.algo != CollectiveAlgo::kAuto) return c.algo;
-  return comm_all_hccs(comm) && !fabric_.switched() ? CollectiveAlgo::kMesh : CollectiveAlgo::kRing;
+  return c.all_hccs && !fabric_.switched() ? CollectiveAlgo::kMesh : CollectiveAlgo::kRing;
+}
+
+std::string CollectiveHub::algorithm_name(CommId comm) const {
+  const Comm& c = comms_[comm];
+  if (c.hierarchical()) return c.intra_algo == CollectiveAlgo::kMesh ? "MESH-RING" : "RING-RING";
+  return resolved_algo(comm) == CollectiveAlgo::kMesh ? "MESH" : "RING";
+}
+
+const char* CollectiveHub::transport_name(CommId comm) const {
+  if (comm_spans_hosts(comm)) return "RDMA";
+  return comms_[comm].all_hccs ? "HCCS" : "PCIE";
+}
+
+Plan CollectiveHub::plan_for(CommId comm, const CollectiveCall& call) const {
+  const Comm& c = comms_[comm];
+  if (call.op == CollectiveOp::kAllReduce && c.hierarchical()) return plan_hierarchical_allreduce(call, c.host_ranks, c.intra_algo);
+  return plan_collective(call, static_cast<int>(c.devices.size()), resolved_algo(comm));
 }
 
 Result<uint32_t> CollectiveHub::add_call(const CollectiveCall& call) {
@@ -218,7 +261,7 @@ void CollectiveHub::execute(const std::vector<Arrival>& group) {
   CommId comm = first.comm;
   Comm& c = comms_[comm];
   Nanos now = scheduler_.now();
-  Plan plan = plan_collective(first, static_cast<int>(c.devices.size()), resolved_algo(comm));
+  Plan plan = plan_for(comm, first);
   Status status = check_group(group);
   if (status.ok()) status = check_links(comm, plan);
   std::vector<Nanos> ends(c.devices.size(), now);

@@ -12,7 +12,9 @@
 //   mesh rank receiving n-1 chunks performs n-1 reductions; link contention comes from the
 //   Fabric. collective_formula.hpp has the closed forms these schedules agree with.
 // `auto` picks mesh when every pair of ranks has a direct HCCS link, ring otherwise (and on a
-// switched fabric, whose one port per device a mesh's concurrent sends would share).
+// switched fabric, whose one port per device a mesh's concurrent sends would share). A
+// communicator across the hosts of a cluster runs AllReduce hierarchically under `auto`, as HCCL
+// does between servers (plan_hierarchical_allreduce); its other collectives run as one ring.
 // In functional mode the data really moves and reductions are computed in rank order, so every
 // rank gets bit-identical results. A call on a down link fails on every rank with an HCCL error
 // naming the link (no rerouting). Owned by the Node; single-threaded.
@@ -70,6 +72,12 @@ using Plan = std::vector<std::vector<Transfer>>;  // phases
 
 // The phases of `call` over `n` ranks with the given algorithm (kRing or kMesh).
 Plan plan_collective(const CollectiveCall& call, int n, CollectiveAlgo algo);
+// AllReduce over hosts: a reduce-scatter among each host's ranks (`intra`: ring or mesh, over
+// HCCS), then an AllReduce ring among the ranks of equal local index across hosts (each rank
+// through its own RoCE port, on 1/L of the data), then an all-gather within each host.
+// `host_ranks[h]` lists host h's ranks in local order; every host holds the same number L.
+Plan plan_hierarchical_allreduce(const CollectiveCall& call, const std::vector<std::vector<int>>& host_ranks,
+                                 CollectiveAlgo intra);
 // Moves the data of a matched call in functional mode. `calls[r]` is rank r's part;
 // `memory[r]` its device memory.
 Status move_collective_data(const std::vector<CollectiveCall>& calls,
@@ -92,7 +100,13 @@ class CollectiveHub final : public CollectiveSink {
   int comm_size(CommId id) const { return static_cast<int>(comms_[id].devices.size()); }
   const std::vector<int>& comm_devices(CommId id) const { return comms_[id].devices; }
   // Whether every pair of the communicator's devices has a direct HCCS link.
-  bool comm_all_hccs(CommId id) const;
+  bool comm_all_hccs(CommId id) const { return comms_[id].all_hccs; }
+  // Whether its ranks are on more than one host of a cluster.
+  bool comm_spans_hosts(CommId id) const { return comms_[id].host_ranks.size() > 1; }
+  // msprof's algType for it: "MESH", "RING", or across hosts "<intra>-RING" (level 0 - level 1).
+  std::string algorithm_name(CommId id) const;
+  // Its transport: "HCCS", "PCIE", or "RDMA" across hosts.
+  const char* transport_name(CommId id) const;
   // One rank's call, by the index add_call() returned (TaskRecord::collective).
   const CollectiveCall& call(uint32_t index) const { return calls_[index]; }
   // The rank of `device` in `comm`, or -1.
@@ -119,7 +133,13 @@ class CollectiveHub final : public CollectiveSink {
     std::map<std::pair<int, int>, uint64_t> p2p_seq;  // (from x n + to, 0 send / 1 recv): issued
     uint64_t live_calls = 0;  // calls added and not yet released
     bool retiring = false;    // release_communicator() was called: free it at live_calls 0
+    bool all_hccs = false;    // every pair of its devices has a direct HCCS link
+    std::vector<std::vector<int>> host_ranks;  // its ranks by host, when on more than one
+    CollectiveAlgo intra_algo = CollectiveAlgo::kRing;  // within a host, under auto
+    bool hierarchical() const;  // auto, across hosts, the same number of ranks on each
   };
+  void describe_hosts(Comm& c) const;
+  Plan plan_for(CommId comm, const CollectiveCall& call) const;
   void free_communicator(CommId id);
   struct Arrival {
     uint32_t stream = 0;

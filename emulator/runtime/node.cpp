@@ -21,7 +21,8 @@ Result<std::unique_ptr<Node>> Node::create(const NodeOptions& options) {
 Node::Node(NodeSpec spec, NodeOptions options) : spec_(std::move(spec)), options_(options) {
   devices_.reserve(spec_.device_count());
   for (int i = 0; i < spec_.device_count(); ++i) {
-    devices_.emplace_back(i, spec_.device_spec, spec_.bus_ids[i], options_.functional, options_.seed);
+    devices_.emplace_back(i, spec_.device_spec, spec_.bus_ids[static_cast<std::size_t>(i % spec_.devices_per_host())],
+                          options_.functional, options_.seed);
   }
   engine_ = std::make_unique<Engine>(scheduler_, devices_, options_.jitter, options_.task_timeout_ns);
   fabric_ = std::make_unique<Fabric>(spec_);

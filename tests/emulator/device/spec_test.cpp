@@ -65,7 +65,8 @@ TEST(Spec, UnknownNodeNamesTheKnownOnes) {
   ASSERT_FALSE(spec.ok());
   EXPECT_EQ(spec.status().code(), Code::kNotFound);
   EXPECT_EQ(spec.status().message(),
-            "spec error: no node spec '9x999' (known: 4x310P3, 8x910, 8x910B2, 8x910B3, 8xA100)");
+            "spec error: no node spec '9x999' (known: 4x310P3, 8x910, 8x910B2, 8x910B3, 8xA100; a cluster of H "
+            "hosts is Hx<node>, e.g. 4x8x910B2)");
 }
 
 TEST(Spec, MissingFieldIsNamedWithItsFile) {

@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 
+#include "tests/emulator/fabric/collective_world.hpp"
 #include "tests/emulator/test_util.hpp"
 
 namespace npukit::emu {
@@ -15,28 +16,11 @@ namespace {
 
 using testing::make_context;
 using testing::make_node;
+using testing::make_world;
+using testing::time_collective;
+using testing::World;
 
 constexpr uint64_t kGiB = 1ull << 30;
-
-struct World {
-  std::unique_ptr<Node> node;
-  std::vector<Context*> ranks;
-  std::vector<StreamId> streams;
-  CommId comm = 0;
-  TimelineRecorder rec;
-};
-
-std::unique_ptr<World> make_world(NodeOptions options, CollectiveAlgo algo, int n = 8) {
-  auto w = std::make_unique<World>();
-  w->node = make_node(options);
-  for (int d = 0; d < n; ++d) {
-    w->ranks.push_back(&make_context(*w->node, d, 500 + d));
-    w->streams.push_back(w->ranks.back()->create_stream());
-  }
-  w->comm = *w->node->create_communicator("world", w->ranks, algo);
-  w->node->engine().add_observer(&w->rec);
-  return w;
-}
 
 // Runs one collective on every rank (shape-only) and returns rank 0's duration in ns.
 Nanos time_allreduce(World& w, uint64_t bytes, DType dtype = DType::kFloat16) {
@@ -261,29 +245,6 @@ TEST(Collectives, BadCallsAreRefusedAtOnce) {
 
 namespace npukit::emu {
 namespace {
-
-// One collective of `bytes` (NCCL's counts, fp16) on every rank, shape-only: from the first rank's
-// start to the last rank's end, ns.
-Nanos time_collective(World& w, CollectiveOp op, uint64_t bytes) {
-  w.rec.clear();
-  const int n = static_cast<int>(w.ranks.size());
-  for (int r = 0; r < n; ++r) {
-    CollectiveCall c;
-    c.op = op;
-    c.dtype = DType::kFloat16;
-    c.count = bytes / dtype_size(c.dtype);
-    c.comm = w.comm;
-    c.rank = r;
-    EXPECT_TRUE(w.ranks[r]->collective(w.streams[r], c).ok());
-  }
-  for (int r = 0; r < n; ++r) EXPECT_TRUE(w.ranks[r]->synchronize_stream(w.streams[r]).ok());
-  Nanos first = std::numeric_limits<Nanos>::max(), last = 0;
-  for (const auto& t : w.rec.records()) {
-    if (t.kind != TaskKind::kCollective) continue;
-    first = std::min(first, t.start), last = std::max(last, t.end);
-  }
-  return last - first;
-}
 
 // Every collective, ring and mesh, 8 B to 1 GiB on the 8x910B2 HCCS mesh: within 5% of its
 // alpha-beta-gamma formula (collective_formula.hpp), reductions counted as each rank performs them.
