@@ -118,14 +118,17 @@ struct Conn {
   bool discarding = false;  // inside a too-long line: drop bytes up to its newline
   bool eof = false;
   bool broken = false;
-  uint64_t lines = 0;    // complete lines read
-  uint64_t replies = 0;  // reply lines queued
+  uint64_t lines = 0;     // complete lines read
+  uint64_t replies = 0;   // reply lines queued
+  uint64_t bytes_in = 0;  // read in all
+  uint64_t wakeups = 0;   // rounds in which poll said it was readable
 };
 
 // One connection as activity() reports it.
 std::string describe(const Conn& c) {
   return "fd " + std::to_string(c.fd) + " (pid " + std::to_string(c.peer.pid) + "): " + std::to_string(c.lines) +
-         " lines, " + std::to_string(c.replies) + " replies, " + std::to_string(c.in.size()) + " B unread, " +
+         " lines, " + std::to_string(c.replies) + " replies, " + std::to_string(c.bytes_in) + " B read in " +
+         std::to_string(c.wakeups) + " wake-ups, " + std::to_string(c.in.size()) + " B unread, " +
          std::to_string(c.out.size()) + " B unsent" + (c.eof ? ", input ended" : "") +
          (c.discarding ? ", discarding" : "");
 }
@@ -170,6 +173,7 @@ void read_input(Conn& c, const ControlDispatcher& d, std::size_t max) {
     ssize_t n = ::read(c.fd, buf, sizeof buf);
     if (n > 0) {
       c.last_active_ns = now_ns();
+      c.bytes_in += static_cast<uint64_t>(n);
       c.in.append(buf, static_cast<std::size_t>(n));
       process_input(c, d, max);
       continue;
@@ -289,6 +293,7 @@ void ControlServer::run() {
       short re = i < fds.size() ? fds[i].revents : 0;
       if ((re & (POLLIN | POLLHUP)) != 0 && !c.eof) {
         clock_.enter("reading and handling requests");
+        ++c.wakeups;
         read_input(c, *dispatcher_, options_.max_request_bytes);
       }
       if ((re & POLLERR) != 0) c.broken = true;

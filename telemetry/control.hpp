@@ -115,7 +115,7 @@ class ControlServer {
   void run();
   PhaseClock clock_;
   mutable std::mutex connections_mu_;
-  std::string connections_;  // guarded by connections_mu_
+  std::string connections_ = "0 connections";  // guarded by connections_mu_
 
   ControlServerOptions options_;
   std::unique_ptr<ControlDispatcher> dispatcher_;

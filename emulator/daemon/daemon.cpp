@@ -26,42 +26,85 @@ Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonOptions& options) {
   auto node = Node::create({.spec = options.spec, .seed = options.seed});
   if (!node.ok()) return node.status();
   d->node_ = std::move(*node);
-  tf::WriterOptions wo = writer_options_for(*d->node_, options.node_name);
-  wo.access = options.access;
-  wo.control_path = tf::control_socket_path(options.node_name);
-  auto writer = tf::Writer::create(wo);
-  if (!writer.ok()) return writer.status();
-  d->writer_ = std::move(*writer);
-  d->publisher_ = std::make_unique<Publisher>(*d->node_, *d->writer_);
-  d->publisher_->publish(options.speed, 0);  // readers see a complete node before the socket opens
-  tf::ControlServerOptions so;
-  so.node = options.node_name;
-  so.path = wo.control_path;
-  so.access = options.access;
-  Daemon* self = d.get();
-  auto server = tf::ControlServer::start(so, [self](const tf::Request& r) { return self->hand_over(r); });
-  if (!server.ok()) return server.status();
-  d->server_ = std::move(*server);
+  const NodeSpec& spec = d->node_->spec();
+  for (int h = 0; spec.is_cluster() && h < spec.hosts; ++h) {
+    NPUKIT_RETURN_IF_ERROR(d->open_face(options.node_name + "-" + std::to_string(h), HostView::of_host(*d->node_, h), true));
+  }
+  NPUKIT_RETURN_IF_ERROR(d->open_face(options.node_name, {}, !spec.is_cluster()));
   return d;
 }
 
-Daemon::~Daemon() {
-  if (server_) server_->stop();  // no request can arrive while the node goes away
-  jobs_.clear();
-  publisher_.reset();
-  writer_.reset();  // unlinks the segment
+// Readers see a complete bus before its socket opens.
+Status Daemon::open_face(const std::string& name, HostView view, bool bus) {
+  NPUKIT_RETURN_IF_ERROR(tf::validate_node_name(name));
+  Face& f = faces_.emplace_back();
+  f.name = name;
+  f.view = view;
+  const std::string control_path = tf::control_socket_path(name);
+  if (bus) {
+    tf::WriterOptions wo = writer_options_for(*node_, name, view);
+    wo.access = options_.access;
+    wo.control_path = control_path;
+    auto writer = tf::Writer::create(wo);
+    if (!writer.ok()) return writer.status();
+    f.writer = std::move(*writer);
+    f.publisher = std::make_unique<Publisher>(*node_, *f.writer, view);
+    f.publisher->publish(options_.speed, 0);
+  }
+  tf::ControlServerOptions so;
+  so.node = name;
+  so.path = control_path;
+  so.access = options_.access;
+  const Face* face = &f;
+  auto server = tf::ControlServer::start(so, [this, face](const tf::Request& r) { return hand_over(r, *face); });
+  if (!server.ok()) return server.status();
+  f.server = std::move(*server);
+  return Status::Ok();
 }
 
-const std::string& Daemon::socket_path() const { return server_->path(); }
+Daemon::~Daemon() {
+  for (Face& f : faces_) {
+    if (f.server) f.server->stop();  // no request can arrive while the node goes away
+  }
+  jobs_.clear();
+  for (Face& f : faces_) {
+    f.publisher.reset();
+    f.writer.reset();  // unlinks the segment
+  }
+}
+
+void Daemon::publish_all() {
+  bool sampled = false;
+  for (Face& f : faces_) {
+    if (!f.publisher) continue;
+    f.publisher->publish(options_.speed, lag_ns_, !sampled);
+    sampled = true;
+  }
+}
+
+void Daemon::record(tf::EventType type, int device, const std::string& name, std::array<uint64_t, 4> words,
+                    const std::string& aux) {
+  record_at(type, device, node_->now(), name, words, aux);
+}
+
+void Daemon::record_at(tf::EventType type, int device, Nanos ts, const std::string& name,
+                       std::array<uint64_t, 4> words, const std::string& aux) {
+  for (Face& f : faces_) {
+    if (f.publisher) f.publisher->record_at(type, device, ts, name, words, aux);
+  }
+}
+
+const std::string& Daemon::socket_path() const { return faces_.back().server->path(); }
 
 void Daemon::request_stop() {
   stop_ = true;
   wake_.notify_all();
 }
 
-json Daemon::hand_over(const tf::Request& request) {
+json Daemon::hand_over(const tf::Request& request, const Face& face) {
   auto p = std::make_shared<Pending>();
   p->request = request;
+  p->face = &face;
   auto reply = p->reply.get_future();
   {
     std::lock_guard lock(mu_);
@@ -81,7 +124,9 @@ std::string Daemon::activity() const {
     detail = " '" + serving_op_ + "'";
   }
   std::string out = "node thread: " + clock_.describe(detail);
-  if (server_) out += "; control server: " + server_->activity();
+  for (const Face& f : faces_) {
+    if (f.server) out += "; control server '" + f.name + "': " + f.server->activity();
+  }
   return out;
 }
 
@@ -99,7 +144,7 @@ void Daemon::serve_pending() {
     clock_.enter("serving");
     json reply;
     try {
-      reply = execute(p->request);
+      reply = execute(p->request, *p->face);
     } catch (const std::exception& e) {  // a malformed field type in a request
       reply = tf::error_reply(std::string("invalid request: ") + e.what(), "invalid_argument");
     }
@@ -130,7 +175,7 @@ void Daemon::run() {
     auto now = std::chrono::steady_clock::now();
     if (now >= next_publish) {
       clock_.enter("publishing");
-      publisher_->publish(options_.speed, lag_ns_);
+      publish_all();
       clock_.enter("tidying jobs");
       cancel_orphaned_jobs();
       release_finished_runners();
@@ -184,18 +229,21 @@ void Daemon::forget_old_jobs() {
   }
 }
 
-json Daemon::status_json() const {
+json Daemon::status_json(const Face& face) const {
   int running = 0;
   for (const auto& [id, j] : jobs_) running += j.state == "running";
+  const HostView view = face.view.count < 0 ? HostView{0, node_->device_count()} : face.view;
   json faults = json::array();
   for (const ActiveFault& f : node_->active_faults()) {
-    faults.push_back({{"device", f.device}, {"fault", fault_name(f.kind)}, {"source", f.source}, {"since_ns", f.since}});
-    if (f.link) faults.back()["link"] = telemetry::link_ends_name(f.device, f.peer);
+    if (f.device < view.first || f.device >= view.first + view.count) continue;  // another host's
+    faults.push_back({{"device", f.device - view.first}, {"fault", fault_name(f.kind)}, {"source", f.source}, {"since_ns", f.since}});
+    if (f.link) faults.back()["link"] = telemetry::link_ends_name(f.device - view.first, f.peer - view.first);
   }
+  const bool host = face.view.count >= 0 && face.view.count < node_->device_count();
   return {{"ok", true},
-          {"node", options_.node_name},
-          {"spec", node_->spec().name},
-          {"devices", node_->device_count()},
+          {"node", face.name},
+          {"spec", host ? node_->spec().host_spec : node_->spec().name},
+          {"devices", view.count},
           {"pid", static_cast<int>(getpid())},
           {"virtual_time_ns", node_->now()},
           {"speed", options_.speed},

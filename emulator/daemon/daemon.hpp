@@ -71,29 +71,51 @@ class Daemon {
   // Thread-safe; wakes run().
   void request_stop();
 
+  // The control socket named by the node's name (a cluster's own, which takes global device ids;
+  // each host <node>-<h> has its own too).
   const std::string& socket_path() const;
   const Node& node() const { return *node_; }
-  // What the node thread and the control server's thread are doing and for how long, for a
+  // What the node thread and each control server's thread are doing and for how long, for a
   // stall's report: "node thread: serving 'clear' for 5.213 s; longest recent: waiting, 0.051 s;
-  // control server: polling for 0.2 s; longest recent: ...". Thread-safe.
+  // control server 'npukit': polling for 0.2 s; longest recent: ...; 1 connections; fd 9 ...".
+  // Thread-safe.
   std::string activity() const;
 
  private:
+  // What one name of the node shows. A single host is one face: its bus and control socket,
+  // named by the node. A cluster has a face per host, "<node>-<h>", whose bus and socket show and
+  // take that host's devices numbered from 0 as its own npu-smi does; and the cluster's own face,
+  // "<node>", a control socket without a bus taking the cluster's device ids.
+  struct Face {
+    std::string name;
+    HostView view;  // count -1: the whole node
+    std::unique_ptr<telemetry::Writer> writer;        // none for a cluster's own face
+    std::unique_ptr<Publisher> publisher;
+    std::unique_ptr<telemetry::ControlServer> server;
+  };
   struct Pending {
     telemetry::Request request;
+    const Face* face = nullptr;
     std::promise<nlohmann::json> reply;
   };
 
   explicit Daemon(DaemonOptions options) : options_(std::move(options)) {}
-  nlohmann::json hand_over(const telemetry::Request& request);  // control thread
-  void serve_pending();                                         // node thread
-  nlohmann::json execute(const telemetry::Request& request);    // node thread
-  nlohmann::json submit(const telemetry::Request& request);
+  Status open_face(const std::string& name, HostView view, bool bus);
+  nlohmann::json hand_over(const telemetry::Request& request, const Face& face);  // control thread
+  void serve_pending();                                                          // node thread
+  nlohmann::json execute(const telemetry::Request& request, const Face& face);   // node thread
+  // Every bus's publisher: publishes, or records an event (each bus keeps its own devices').
+  void publish_all();
+  void record(telemetry::EventType type, int device, const std::string& name, std::array<uint64_t, 4> words = {},
+              const std::string& aux = "");
+  void record_at(telemetry::EventType type, int device, Nanos ts, const std::string& name,
+                 std::array<uint64_t, 4> words = {}, const std::string& aux = "");
+  nlohmann::json submit(const telemetry::Request& request, const Face& face);
   nlohmann::json job_json(const Job& job, std::size_t since_step) const;
-  nlohmann::json device_request(const telemetry::Request& request);  // publishes after a change
-  nlohmann::json device_or_link_request(const telemetry::Request& request);
-  nlohmann::json link_request(const telemetry::Request& request);
-  nlohmann::json status_json() const;
+  nlohmann::json device_request(const telemetry::Request& request, const Face& face);  // publishes after a change
+  nlohmann::json device_or_link_request(const telemetry::Request& request, const Face& face);
+  nlohmann::json link_request(const telemetry::Request& request, const Face& face);
+  nlohmann::json status_json(const Face& face) const;
   nlohmann::json reference_json() const;
   // Simulates up to the wall-mapped virtual time, for at most kMaxSimulationSlice of wall time
   // and never past `publish_at` (requests are served in between, however much a job asks to
@@ -106,9 +128,7 @@ class Daemon {
 
   DaemonOptions options_;
   std::unique_ptr<Node> node_;
-  std::unique_ptr<telemetry::Writer> writer_;
-  std::unique_ptr<Publisher> publisher_;
-  std::unique_ptr<telemetry::ControlServer> server_;
+  std::deque<Face> faces_;  // a deque: a Face's address is its handle while the daemon lives
   std::map<int, Job> jobs_;
   bool accounting_scheduled_ = false;
   // Samples every running job's account every kAccountingSampleNs of virtual time while any runs.

@@ -25,8 +25,7 @@ std::string process_name_of(int pid) {
 }
 
 // The device a request names: {"device": index} or npu-smi's {"npu_id": card, "chip_id": chip}.
-Result<int> device_of(const json& body, const NodeSpec& spec) {
-  int devices = spec.device_count();
+Result<int> local_device_of(const json& body, const NodeSpec& spec, int devices) {
   int chips = std::max(1, spec.device_spec.chips_per_card);
   if (body.contains("npu_id")) {
     if (!body["npu_id"].is_number_integer() || !body.value("chip_id", json(0)).is_number_integer()) {
@@ -50,14 +49,21 @@ Result<int> device_of(const json& body, const NodeSpec& spec) {
   return d;
 }
 
+// The node's id of the device a request names in `view`'s numbering.
+Result<int> device_of(const json& body, const NodeSpec& spec, const HostView& view) {
+  auto local = local_device_of(body, spec, view.count);
+  if (!local.ok()) return local.status();
+  return view.first + *local;
+}
+
 }  // namespace
 
-json Daemon::execute(const tf::Request& request) {
+json Daemon::execute(const tf::Request& request, const Face& face) {
   const std::string& op = request.op;
   const json& body = request.body;
-  if (op == "status") return status_json();
+  if (op == "status") return status_json(face);
   if (op == "reference") return reference_json();
-  if (op == "submit") return submit(request);
+  if (op == "submit") return submit(request, face);
   if (op == "list_jobs") {
     json list = json::array();
     for (const auto& [id, job] : jobs_) list.push_back(job_json(job, job.step_ms.size()));
@@ -71,21 +77,26 @@ json Daemon::execute(const tf::Request& request) {
     return {{"ok", true}, {"job", job_json(it->second, body.value("since_step", std::size_t{0}))}};
   }
   if (op == "inject" || op == "clear" || op == "reset" || op == "set" || op == "clear_ecc") {
-    return device_request(request);
+    return device_request(request, face);
   }
   if (op == "stop") {
     request_stop();
-    return {{"ok", true}, {"stopping", true}};
+    json buses = json::array();  // the segments that go with it (a cluster's, one per host)
+    for (const Face& f : faces_) {
+      if (f.writer) buses.push_back(f.name);
+    }
+    return {{"ok", true}, {"stopping", true}, {"buses", buses}};
   }
   return tf::error_reply("unknown op '" + op + "'", "unknown_op");
 }
 
-json Daemon::submit(const tf::Request& request) {
+json Daemon::submit(const tf::Request& request, const Face& face) {
   if (!request.body.contains("program")) return tf::error_reply("submit needs a \"program\"", "invalid_argument");
   auto program = tf::parse_program(request.body["program"]);
   if (!program.ok()) return tf::error_reply(program.status().message(), "invalid_argument");
   if (program->pid == 0) program->pid = static_cast<uint32_t>(request.peer.pid);
   if (program->process_name.empty()) program->process_name = process_name_of(request.peer.pid);
+  for (tf::RankProgram& r : program->ranks) r.device += face.view.first;  // a host's ids -> the node's
   Job job;
   job.id = next_job_++;
   job.name = program->name;
@@ -106,7 +117,7 @@ json Daemon::submit(const tf::Request& request) {
   std::string devices;
   for (const tf::RankProgram& r : prog.ranks) devices += (devices.empty() ? "" : ",") + std::to_string(r.device);
   devices += ";allocator=" + prog.allocator + ";launch=" + prog.launch + (prog.layout.empty() ? "" : ";layout=" + prog.layout);
-  publisher_->record(tf::EventType::kJobStarted, -1, j.name, {static_cast<uint64_t>(id), j.pid, 0, 0}, devices);
+  record(tf::EventType::kJobStarted, -1, j.name, {static_cast<uint64_t>(id), j.pid, 0, 0}, devices);
   std::vector<int> used;
   for (const tf::RankProgram& r : prog.ranks) {
     if (std::find(used.begin(), used.end(), r.device) == used.end()) used.push_back(r.device);
@@ -118,7 +129,7 @@ json Daemon::submit(const tf::Request& request) {
         Job& job = jobs_[id];
         if (s.rank == 0) job.step_ms.push_back(static_cast<double>(s.end - s.start) / 1e6);
         int device = job.runner->program().ranks[s.rank].device;
-        publisher_->record_at(tf::EventType::kStep, device, s.start, job.name,
+        record_at(tf::EventType::kStep, device, s.start, job.name,
                               {static_cast<uint64_t>(id), static_cast<uint64_t>(s.step),
                                static_cast<uint64_t>(s.end - s.start), job.pid});
       },
@@ -130,7 +141,7 @@ json Daemon::submit(const tf::Request& request) {
         done.exit_code = s.ok() ? 0 : done.state == "cancelled" ? 2 : 1;
         sample_account(done.account, *node_);
         done.error = s.ok() ? "" : done.state == "cancelled" && !done.cancel_reason.empty() ? done.cancel_reason : s.message();
-        publisher_->record(tf::EventType::kJobFinished, -1, done.name,
+        record(tf::EventType::kJobFinished, -1, done.name,
                            {static_cast<uint64_t>(id), s.ok() ? 0u : static_cast<uint64_t>(s.code()), 0, 0},
                            done.error);
       });
@@ -204,49 +215,56 @@ json Daemon::reference_json() const {
 }
 
 // inject / clear on one link: {"link": "2-3"} instead of a device.
-json Daemon::link_request(const tf::Request& request) {
+json Daemon::link_request(const tf::Request& request, const Face& face) {
   const json& body = request.body;
   if (!body["link"].is_string()) return tf::error_reply("\"link\" must be a string such as \"2-3\"", "invalid_argument");
   auto ends = tf::parse_link_ends(body["link"].get<std::string>());
   if (!ends.ok()) return tf::error_reply(ends.status().message(), "invalid_argument");
-  auto [a, b] = *ends;
-  std::string where = " on link " + tf::link_ends_name(a, b);
+  std::string where = " on link " + tf::link_ends_name(ends->first, ends->second);
+  const int limit = face.view.count < 0 ? node_->device_count() : face.view.count;
+  if (ends->first >= limit || ends->second >= limit) {
+    return tf::error_reply("no link " + tf::link_ends_name(ends->first, ends->second) + " (this node has devices 0-" +
+                               std::to_string(limit - 1) + ")", "invalid_argument");
+  }
+  const int a = face.view.first + ends->first;
+  const int b = ends->second < 0 ? ends->second : face.view.first + ends->second;  // -1: the host
   if (request.op == "clear") {
     Status s = node_->clear_link_faults(a, b);
-    if (s.ok()) publisher_->record(tf::EventType::kFaultCleared, a, "all" + where);
+    if (s.ok()) record(tf::EventType::kFaultCleared, a, "all" + where);
     return status_reply(s);
   }
   if (request.op != "inject") return tf::error_reply(request.op + " acts on a device, not a link", "invalid_argument");
   auto kind = parse_fault(body.value("fault", std::string()));
   if (!kind.ok()) return tf::error_reply(kind.status().message(), "invalid_argument");
   Status s = node_->inject_link_fault(a, b, *kind);
-  if (s.ok()) publisher_->record(tf::EventType::kFaultInjected, a, fault_name(*kind) + where);
+  if (s.ok()) record(tf::EventType::kFaultInjected, a, fault_name(*kind) + where);
   return status_reply(s);
 }
 
-json Daemon::device_request(const tf::Request& request) {
-  json reply = device_or_link_request(request);
+json Daemon::device_request(const tf::Request& request, const Face& face) {
+  json reply = device_or_link_request(request, face);
   // Readers see the change as soon as the request returns (npu-smi health right after inject).
-  if (reply.value("ok", false)) publisher_->publish(options_.speed, lag_ns_);
+  if (reply.value("ok", false)) publish_all();
   return reply;
 }
 
-json Daemon::device_or_link_request(const tf::Request& request) {
+json Daemon::device_or_link_request(const tf::Request& request, const Face& face) {
   const json& body = request.body;
-  if (body.contains("link")) return link_request(request);
-  auto d = device_of(body, node_->spec());
+  if (body.contains("link")) return link_request(request, face);
+  const HostView view = face.view.count < 0 ? HostView{0, node_->device_count()} : face.view;
+  auto d = device_of(body, node_->spec(), view);
   if (!d.ok()) return tf::error_reply(d.status().message(), "invalid_argument");
   const std::string& op = request.op;
   if (op == "inject") {
     auto kind = parse_fault(body.value("fault", std::string()));
     if (!kind.ok()) return tf::error_reply(kind.status().message(), "invalid_argument");
     Status s = node_->inject_fault(*d, *kind);
-    if (s.ok()) publisher_->record(tf::EventType::kFaultInjected, *d, fault_name(*kind));
+    if (s.ok()) record(tf::EventType::kFaultInjected, *d, fault_name(*kind));
     return status_reply(s);
   }
   if (op == "clear") {
     Status s = node_->clear_faults(*d);
-    if (s.ok()) publisher_->record(tf::EventType::kFaultCleared, *d, "all");
+    if (s.ok()) record(tf::EventType::kFaultCleared, *d, "all");
     return status_reply(s);
   }
   if (op == "reset") return status_reply(node_->reset_device(*d));

@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <cstdio>
 #include <thread>
 
@@ -185,10 +187,16 @@ int stop(const std::string& node) {
     complain(reply->value("error", std::string("stop refused")));
     return exit_for_reply(*reply);
   }
-  std::string shm = "/dev/shm" + tf::shm_name(node);
-  for (int i = 0; i < 200; ++i) {  // up to 10 s for the segment and socket to go
-    struct stat st;
-    if (stat(shm.c_str(), &st) != 0) {
+  std::vector<std::string> segments;  // a cluster has one per host
+  for (const json& bus : reply->value("buses", json::array({node}))) {
+    if (bus.is_string()) segments.push_back("/dev/shm" + tf::shm_name(bus.get<std::string>()));
+  }
+  for (int i = 0; i < 200; ++i) {  // up to 10 s for the segments and sockets to go
+    bool gone = std::none_of(segments.begin(), segments.end(), [](const std::string& shm) {
+      struct stat st;
+      return stat(shm.c_str(), &st) == 0;
+    });
+    if (gone) {
       say("node '" + node + "' stopped");
       return kExitOk;
     }

@@ -47,26 +47,41 @@ std::string die_id(const std::string& node_name, const std::string& spec, int de
 
 }  // namespace
 
-std::vector<int> published_links(const Node& node) {
+namespace {
+
+HostView whole(const Node& node, HostView view) {
+  if (view.count < 0) view = {0, node.device_count()};
+  return view;
+}
+
+bool in_view(const HostView& v, int device) { return device >= v.first && device < v.first + v.count; }
+
+}  // namespace
+
+std::vector<int> published_links(const Node& node, HostView view) {
+  view = whole(node, view);
   std::vector<int> ids;
   for (const Link& l : node.fabric().links()) {
-    if (l.src >= 0 || l.dst >= 0) ids.push_back(l.id);
+    if (in_view(view, l.src) || in_view(view, l.dst)) ids.push_back(l.id);
   }
   return ids;
 }
 
-tf::WriterOptions writer_options_for(const Node& node, const std::string& node_name) {
+tf::WriterOptions writer_options_for(const Node& node, const std::string& node_name, HostView view) {
+  view = whole(node, view);
   const NodeSpec& spec = node.spec();
   const DeviceSpec& d = spec.device_spec;
   tf::WriterOptions o;
   o.node = node_name;
-  o.node_info.node_spec = spec.name;
+  // One host of a cluster is a machine of its node spec.
+  o.node_info.node_spec = view.count == node.device_count() ? spec.name : spec.host_spec;
   o.node_info.topology = spec.topology;
   o.node_info.driver_version = d.driver_version;
   // npu-smi ships with the driver package: its version is the driver's (910: 21.0.4, 910B: 23.0.2.1).
   o.node_info.tool_version = d.driver_version;
   o.node_info.card_count = spec.cards;
-  for (int i = 0; i < node.device_count(); ++i) {
+  for (int g = view.first; g < view.first + view.count; ++g) {
+    const int i = g - view.first;
     tf::DeviceInfo info;
     info.npu_id = i / d.chips_per_card;
     info.chip_id = i % d.chips_per_card;
@@ -77,19 +92,19 @@ tf::WriterOptions writer_options_for(const Node& node, const std::string& node_n
     info.name = d.chip_name;
     info.chip_name = d.chip_name;
     info.chip_type = d.chip_type;
-    info.bus_id = node.device(i).bus_id();
-    info.serial_number = "NPUKIT" + spec.name.substr(0, 6) + std::to_string(1000 + i);
+    info.bus_id = node.device(g).bus_id();
+    info.serial_number = "NPUKIT" + spec.name.substr(0, 6) + std::to_string(1000 + g);
     info.firmware_version = d.firmware_version;
     info.smi_layout = d.smi_layout;
     info.chip_version = d.chip_version, info.board_id = d.board_id, info.pcb_id = d.pcb_id, info.bom_id = d.bom_id;
     info.die_id = die_id(node_name, spec.name, i);
     o.devices.push_back(std::move(info));
   }
-  for (int id : published_links(node)) {
+  for (int id : published_links(node, view)) {
     const Link& l = node.fabric().links()[id];
     tf::LinkInfo info;
-    info.device_a = l.src >= 0 ? l.src : l.dst;  // the bus wants a device first; -1 = the host
-    info.device_b = l.src >= 0 ? l.dst : -1;
+    info.device_a = (l.src >= 0 ? l.src : l.dst) - view.first;  // the bus wants a device first; -1 = the host
+    info.device_b = l.src >= 0 && l.dst >= 0 ? l.dst - view.first : -1;
     info.kind = link_bus_kind(l.kind);
     info.peak_bytes_per_s = l.bandwidth_bps;
     o.links.push_back(std::move(info));
@@ -97,11 +112,13 @@ tf::WriterOptions writer_options_for(const Node& node, const std::string& node_n
   return o;
 }
 
-Publisher::Publisher(Node& node, tf::Writer& writer)
+Publisher::Publisher(Node& node, tf::Writer& writer, HostView view)
     : node_(node),
       writer_(writer),
+      first_(whole(node, view).first),
+      count_(whole(node, view).count),
       last_health_(node.device_count(), 0),
-      links_(published_links(node)),
+      links_(published_links(node, view)),
       bus_links_(node.fabric().links().size(), -1),
       has_hccs_(static_cast<std::size_t>(node.device_count()), false) {
   for (std::size_t i = 0; i < links_.size(); ++i) bus_links_[static_cast<std::size_t>(links_[i])] = static_cast<int>(i);
@@ -127,8 +144,14 @@ void Publisher::record(tf::EventType type, int device, const std::string& name,
   record_at(type, device, node_.now(), name, words, aux);
 }
 
+void Publisher::emit(tf::Event& e) {
+  e.device = bus_device(e.device);
+  if (e.device >= -1) writer_.record(e);
+}
+
 void Publisher::record_at(tf::EventType type, int device, Nanos ts, const std::string& name,
                           std::array<uint64_t, 4> words, const std::string& aux) {
+  if (bus_device(device) < -1) return;
   tf::Event e;
   e.type = type;
   e.device = device;
@@ -136,7 +159,7 @@ void Publisher::record_at(tf::EventType type, int device, Nanos ts, const std::s
   e.name_id = name.empty() ? 0 : intern(name);
   e.aux_id = aux.empty() ? 0 : intern(aux);
   e.words = words;
-  writer_.record(e);
+  emit(e);
 }
 
 uint32_t Publisher::descriptor_string(uint32_t descriptor) {
@@ -160,6 +183,7 @@ uint32_t Publisher::group_string(uint32_t call) {
 }
 
 void Publisher::on_task_enqueued(const TaskRecord& r) {
+  if (bus_device(r.device) < 0) return;
   tf::Event e;
   e.type = tf::EventType::kLaunch;
   e.device = r.device;
@@ -168,17 +192,19 @@ void Publisher::on_task_enqueued(const TaskRecord& r) {
   else if (r.kind == TaskKind::kMemcpy) e.name_id = intern("memcpy");
   else if (r.label != nullptr) e.name_id = intern(r.label);
   e.words = {r.id, tf::pack_stream_pid(r.stream, r.pid), static_cast<uint64_t>(r.enqueued - r.host_start), 0};
-  writer_.record(e);
+  emit(e);
+  e.device = r.device;
   if (r.compile_ns <= 0) return;
   OpDescriptor d = op_descriptor(r.descriptor);
   e.type = tf::EventType::kOpCompile;
   e.name_id = intern(d.op);
   e.aux_id = intern(d.shapes);
   e.words = {static_cast<uint64_t>(r.compile_ns), tf::pack_stream_pid(r.stream, r.pid), r.id, 0};
-  writer_.record(e);
+  emit(e);
 }
 
 void Publisher::on_task_end(const TaskRecord& r) {
+  if (bus_device(r.device) < 0) return;
   tf::Event e;
   e.device = r.device;
   e.ts_ns = static_cast<uint64_t>(r.start);
@@ -206,7 +232,7 @@ void Publisher::on_task_end(const TaskRecord& r) {
       break;
     default: return;
   }
-  writer_.record(e);
+  emit(e);
 }
 
 void Publisher::on_memory(const MemoryRecord& r) {
@@ -235,16 +261,18 @@ void Publisher::on_clock(const ClockRecord& r) {
             {r.reasons_before, r.reasons_after, static_cast<uint64_t>(r.clock_mhz), 0});
 }
 
-void Publisher::publish(double speed, Nanos lag_ns) {
-  node_.physics().sample();
-  node_.refresh_links();  // flap history ages out of its window
+void Publisher::publish(double speed, Nanos lag_ns, bool sample_node) {
+  if (sample_node) {
+    node_.physics().sample();
+    node_.refresh_links();  // flap history ages out of its window
+  }
   {
     auto u = writer_.update_node();
     u.set(tf::fid::kNodeVirtualTimeNs, static_cast<uint64_t>(node_.now()));
     u.set(tf::fid::kNodeLagNs, static_cast<uint64_t>(lag_ns));
     u.set(tf::fid::kNodeSpeedRatio, speed);
   }
-  for (int d = 0; d < node_.device_count(); ++d) publish_device(d);
+  for (int d = first_; d < first_ + count_; ++d) publish_device(d);
   publish_links();
   publish_processes();
   writer_.heartbeat();
@@ -326,7 +354,7 @@ void Publisher::publish_device(int d) {
   std::vector<Alarm> alarms = dev.health().alarms(s.temperature_c, dev.thermal_limits());
   auto health = static_cast<uint64_t>(alarms.empty() ? Health::kOk : alarms.front().severity);
   uint64_t code = alarms.empty() ? 0 : alarms.front().code;
-  auto u = writer_.update_device(d);
+  auto u = writer_.update_device(d - first_);
   set_activity(u, dev, has_hccs_[static_cast<std::size_t>(d)]);
   set_sensors(u, dev);
   set_health(u, dev, health, alarms);
@@ -354,10 +382,12 @@ void Publisher::publish_links() {
 // hold none (a compute-only job is a user of the device too), by device then pid.
 void Publisher::publish_processes() {
   std::map<std::pair<int, uint32_t>, std::pair<uint64_t, std::string>> users;  // (device, pid)
-  for (int d = 0; d < node_.device_count(); ++d) {
-    for (const auto& [pid, bytes] : node_.device(d).memory().usage_by_pid()) users[{d, pid}].first = bytes;
+  for (int d = first_; d < first_ + count_; ++d) {
+    for (const auto& [pid, bytes] : node_.device(d).memory().usage_by_pid()) users[{d - first_, pid}].first = bytes;
   }
-  for (const auto& ctx : node_.contexts()) users[{ctx->device(), ctx->pid()}].second = ctx->process_name();
+  for (const auto& ctx : node_.contexts()) {
+    if (bus_device(ctx->device()) >= 0) users[{bus_device(ctx->device()), ctx->pid()}].second = ctx->process_name();
+  }
   std::vector<tf::ProcessInfo> table;
   for (const auto& [key, use] : users) {
     table.push_back({static_cast<int32_t>(key.second), key.first, use.first, use.second});

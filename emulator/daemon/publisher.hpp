@@ -18,27 +18,42 @@
 
 namespace npukit::emu {
 
-// The fabric links the bus carries: every link with a device at one end, in fabric order (the
-// shared link between the 8x910's two meshes has none and is not published).
-std::vector<int> published_links(const Node& node);
-// The writer options (identity of the node, its devices and links) for `node`.
-telemetry::WriterOptions writer_options_for(const Node& node, const std::string& node_name);
+// The devices one bus shows: the whole node, or one host of a cluster, whose devices it numbers
+// from 0 as that machine's own npu-smi does (bus device = node device - first).
+struct HostView {
+  int first = 0;
+  int count = -1;  // -1: every device of the node
+  static HostView of_host(const Node& node, int host) {
+    return {host * node.spec().devices_per_host(), node.spec().devices_per_host()};
+  }
+};
+
+// The fabric links the bus carries: every link with one of the view's devices at one end, in
+// fabric order (the shared link between the 8x910's two meshes has none and is not published;
+// a spine lane neither).
+std::vector<int> published_links(const Node& node, HostView view = {});
+// The writer options (identity of the node or host, its devices and links) for `node`.
+telemetry::WriterOptions writer_options_for(const Node& node, const std::string& node_name, HostView view = {});
 
 class Publisher final : public TaskObserver, public NodeObserver {
  public:
-  Publisher(Node& node, telemetry::Writer& writer);
+  // Publishes the view's devices (events of other devices are not its own; node-level events,
+  // device -1, are every bus's).
+  Publisher(Node& node, telemetry::Writer& writer, HostView view = {});
   ~Publisher() override;
 
   // Samples physics, then publishes node, device and link fields, the process table and any
   // health/throttle changes since the last call, and beats the heartbeat.
-  void publish(double speed, Nanos lag_ns);
+  // `sample_node` false: another publisher of the same node sampled it this round.
+  void publish(double speed, Nanos lag_ns, bool sample_node = true);
   void on_task_end(const TaskRecord& r) override;
   void on_task_enqueued(const TaskRecord& r) override;
   void on_memory(const MemoryRecord& r) override;
   void on_link_state(const LinkStateRecord& r) override;
   void on_ecc(const EccRecord& r) override;
   void on_clock(const ClockRecord& r) override;
-  // Records a marker-like event with a name (job started/finished, faults).
+  // Records a marker-like event with a name (job started/finished, faults); `device` is the
+  // node's id (-1: the node), and an event of a device outside the view is not recorded.
   void record(telemetry::EventType type, int device, const std::string& name,
               std::array<uint64_t, 4> words = {}, const std::string& aux = "");
   // The same with an explicit timestamp (virtual ns).
@@ -46,6 +61,9 @@ class Publisher final : public TaskObserver, public NodeObserver {
                  std::array<uint64_t, 4> words = {}, const std::string& aux = "");
 
  private:
+  // The bus's id of node device `d`, or -2 when it is not in the view (-1 stays -1).
+  int bus_device(int d) const { return d < 0 ? -1 : d >= first_ && d < first_ + count_ ? d - first_ : -2; }
+  void emit(telemetry::Event& e);  // e.device is the node's id
   void publish_device(int d);
   void publish_links();
   void publish_processes();
@@ -58,6 +76,8 @@ class Publisher final : public TaskObserver, public NodeObserver {
 
   Node& node_;
   telemetry::Writer& writer_;
+  int first_ = 0;  // the view
+  int count_ = 0;
   std::vector<uint64_t> last_health_;
   std::vector<int> links_;      // bus link index -> fabric link id
   std::vector<int> bus_links_;  // fabric link id -> bus link index, -1 when not published

@@ -383,6 +383,51 @@ TEST(Daemon, TwoNamedNodesRunSideBySide) {
   EXPECT_EQ(b.client()->snapshot()->device_info(3).chip_id, 1);
 }
 
+// A cluster publishes one bus per host, named <node>-<h>: each shows its own 8 NPUs numbered from
+// 0 (as that machine's npu-smi does) with their RoCE ports, takes requests in its own numbering,
+// and shows only its own faults and processes.
+TEST(Daemon, AClusterPublishesOneBusPerHost) {
+  ScopedNode node("clu", "--spec 2x8x910B2");
+  const std::string host0 = node.name() + "-0", host1 = node.name() + "-1";
+  auto open = [](const std::string& name) {
+    auto c = telemetry::ShmClient::open({.node = name});
+    EXPECT_TRUE(c.ok()) << c.status().message();
+    return c.ok() ? std::move(*c) : nullptr;
+  };
+  auto bus0 = open(host0), bus1 = open(host1);
+  ASSERT_TRUE(bus0 && bus1);
+  auto snap = bus1->snapshot();
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ(snap->device_count(), 8);
+  EXPECT_EQ(snap->node().node_spec, "8x910B2");
+  int roce = 0;
+  for (int l = 0; l < snap->link_count(); ++l) roce += snap->link_info(l).kind == "roce" ? 1 : 0;
+  EXPECT_EQ(roce, 16) << "each NPU's RoCE port, up and down";
+  auto r = run_command(emud() + " inject --node-name " + host1 + " --device 3 --fault hbm-double-bit");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  ASSERT_TRUE(eventually([&] { return bus1->snapshot()->health(3) == tf::Health::kAlarm; }));
+  EXPECT_EQ(bus0->snapshot()->health(3), tf::Health::kOk) << "host 0's NPU 3 is another chip";
+  auto status1 = run_command(emud() + " status --node-name " + host1);
+  EXPECT_NE(status1.output.find("node '" + host1 + "': 8x910B2, 8 devices"), std::string::npos) << status1.output;
+  EXPECT_NE(status1.output.find("active fault: device 3 hbm-double-bit"), std::string::npos) << status1.output;
+  EXPECT_NE(run_command(emud() + " status --node-name " + host0).output.find("active faults: none"), std::string::npos);
+  auto bad = run_command(emud() + " inject --node-name " + host1 + " --device 8 --fault hbm-double-bit");
+  EXPECT_EQ(bad.exit_code, 3) << bad.output;
+  EXPECT_NE(bad.output.find("invalid device id 8 (this node has devices 0-7)"), std::string::npos) << bad.output;
+  json program = small_program(1, 1000);
+  program["ranks"][0]["device"] = 2;
+  auto submitted = bus1->control({{"op", "submit"}, {"program", program}});
+  ASSERT_TRUE(submitted.ok()) << submitted.status().message();
+  json reply = *submitted;
+  ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+  ASSERT_TRUE(eventually([&] {
+    auto s = bus1->snapshot();
+    return s.ok() && !s->processes().empty() && s->processes()[0].device == 2;
+  })) << "host 1's device 2 runs it";
+  EXPECT_TRUE(bus0->snapshot()->processes().empty()) << "nothing runs on host 0";
+  (void)bus1->control({{"op", "cancel"}, {"job", reply["job"]}});
+}
+
 }  // namespace
 }  // namespace npukit::testing
 
@@ -494,8 +539,9 @@ TEST(Daemon, ItsActivityNamesTheNodeThreadsPhase) {
   EXPECT_TRUE(eventually([&] { return (seen = (*d)->activity()).rfind("node thread: waiting for ", 0) == 0; })) << seen;
   EXPECT_NE(seen.find("; longest recent: "), std::string::npos) << seen;
   EXPECT_EQ(seen.find("node thread: waiting for 0.000 s; longest recent: none"), std::string::npos) << seen;
-  EXPECT_TRUE(eventually([&] { return (seen = (*d)->activity()).find("; control server: polling for ") != std::string::npos; }))
-      << seen;
+  const std::string server = "; control server '" + o.node_name + "': polling for ";
+  EXPECT_TRUE(eventually([&] { return (seen = (*d)->activity()).find(server) != std::string::npos; })) << seen;
+  EXPECT_NE(seen.find(" connections"), std::string::npos) << "and its connections: " << seen;
   (*d)->request_stop();
   node.join();
 }

@@ -2,6 +2,7 @@
 // switch (or leaves and spines), and AllReduce across hosts run hierarchically as HCCL does.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "emulator/fabric/collective_formula.hpp"
@@ -66,6 +67,7 @@ TEST(ClusterSpec, BadClustersAreOneLineNamingWhat) {
   ASSERT_FALSE(torus.ok());
   EXPECT_NE(torus.status().message().find("field 'switch.kind': expected \"leaf\" or \"leaf_spine\", got \"torus\""),
             std::string::npos) << torus.status().message();
+  std::filesystem::remove(file);
   for (const char* message : {too_many.status().message().c_str(), torus.status().message().c_str()}) {
     EXPECT_EQ(std::string(message).find('\n'), std::string::npos) << message;
   }
