@@ -2,6 +2,7 @@
 #include "workloads/program_ops.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "workloads/fusion.hpp"
@@ -350,8 +351,13 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
     p.layout = "dp" + std::to_string(shaped.dp) + " x tp" + std::to_string(shaped.tp);
     p.comms = communicators(shaped);
     Forward fwd = expand(shaped);
+    // A rank's program differs from another's only in its communicators: ranks that share them
+    // share one (a 1,024-rank data-parallel job compiles one rank, not 1,024).
+    std::map<std::pair<int, int>, std::size_t> built;  // (dp comm, tp comm) -> first rank with them
     for (int r = 0; r < shaped.ranks(); ++r) {
-      telemetry::RankProgram rp = model_rank(shaped, fwd, r, w.kind == "train");
+      auto key = std::make_pair(dp_comm(shaped, r), shaped.tp > 1 ? tp_comm(shaped, r) : 0);
+      auto [it, fresh] = built.emplace(key, p.ranks.size());
+      telemetry::RankProgram rp = fresh ? model_rank(shaped, fwd, r, w.kind == "train") : p.ranks[it->second];
       rp.device = devices[r];
       p.ranks.push_back(std::move(rp));
     }
