@@ -243,10 +243,18 @@ Result<std::pair<int, int>> parse_link_ends(std::string_view text) {
   bool ok = dash != std::string_view::npos && number(text.substr(0, dash), a);
   std::string_view second = ok ? text.substr(dash + 1) : std::string_view();
   if (ok && second == "host") return std::pair{a, -1};
+  if (ok && second == "roce") return std::pair{a, kRocePort};
   if (ok && number(second, b)) return std::pair{a, b};
-  return InvalidArgument("invalid link '" + std::string(text) + "': expected A-B (two device ids, e.g. 2-3) or A-host");
+  return InvalidArgument("invalid link '" + std::string(text) +
+                         "': expected A-B (two device ids, e.g. 2-3), A-host or A-roce (A's RoCE port)");
 }
 
-std::string link_ends_name(int a, int b) { return std::to_string(a) + "-" + (b < 0 ? "host" : std::to_string(b)); }
+std::string link_ends_name(int a, int b) {
+  return std::to_string(a) + "-" + (b == kRocePort ? "roce" : b < 0 ? "host" : std::to_string(b));
+}
+
+std::string link_ends_name(int a, int b, std::string_view kind) {
+  return link_ends_name(a, kind == "roce" && b < 0 ? kRocePort : b);
+}
 
 }  // namespace npukit::telemetry

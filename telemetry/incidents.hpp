@@ -64,8 +64,8 @@ enum class LinkCondition : uint8_t { kOk, kDown, kFlapping, kDegraded };
 // One direction of a link as the bus or the fabric knows it.
 struct LinkState {
   int device_a = 0;
-  int device_b = -1;         // -1: the host end of a PCIe link
-  std::string kind;          // "hccs", "pcie"
+  int device_b = -1;         // -1: the host end of a PCIe link, or a RoCE port's switch end
+  std::string kind;          // "hccs", "pcie", "roce"
   LinkCondition condition = LinkCondition::kOk;
 };
 
@@ -76,7 +76,7 @@ struct LinkIncident {
   int device = -1;           // for chip incidents
   int device_a = -1;         // for link incidents: the pair, a < b
   int device_b = -1;
-  std::string link_kind;     // "hccs", "pcie"
+  std::string link_kind;     // "hccs", "pcie", "roce"
   std::vector<int> peers;    // the NPUs it touches and shows peer_severity on
 };
 
@@ -105,7 +105,12 @@ namespace npukit::telemetry {
 
 // A link as faults and commands name it: "2-3" (devices 2 and 3) or "2-host" (device 2's PCIe
 // link to the host: second = -1).
+// A link's far end when it is the device's RoCE port into the cluster's switch ("3-roce"); -1 is
+// the host (a PCIe link), and -2 means "no link" in fault timelines (program.hpp FaultEntry).
+inline constexpr int kRocePort = -3;
 Result<std::pair<int, int>> parse_link_ends(std::string_view text);
-std::string link_ends_name(int a, int b);  // "2-3", "2-host"
+std::string link_ends_name(int a, int b);  // "2-3", "2-host", "2-roce"
+// The same for a bus link of `kind`: a "roce" link's far end (-1 on the bus) is its port, "2-roce".
+std::string link_ends_name(int a, int b, std::string_view kind);
 
 }  // namespace npukit::telemetry

@@ -1,5 +1,7 @@
 #include "telemetry/program.hpp"
 
+#include "telemetry/incidents.hpp"
+
 #include "telemetry/json_reader.hpp"
 
 #include <set>
@@ -230,7 +232,9 @@ void parse_faults(const json& j, Program& p, Status& err) {
     }
     if (err.ok() && f.action == "inject" && f.fault.empty()) fr.fail("fault", "missing");
     if (err.ok() && f.action == "power-limit" && !(f.watts > 0)) fr.fail("watts", "expected a power limit > 0 W");
-    if (err.ok() && f.peer < -2) fr.fail("peer", "expected a device id or -1 (the host)");
+    if (err.ok() && f.peer < -2 && f.peer != kRocePort) {
+      fr.fail("peer", "expected a device id, -1 (the host) or " + std::to_string(kRocePort) + " (its RoCE port)");
+    }
     fr.only({"at_ns", "device", "peer", "action", "fault", "watts"});
     p.faults.push_back(std::move(f));
   }
@@ -367,7 +371,7 @@ json program_to_json(const Program& p) {
     j["faults"] = json::array();
     for (const auto& f : p.faults) {
       j["faults"].push_back({{"at_ns", f.at_ns}, {"device", f.device}, {"action", f.action}, {"fault", f.fault}});
-      if (f.peer >= -1) j["faults"].back()["peer"] = f.peer;
+      if (f.peer != -2) j["faults"].back()["peer"] = f.peer;
       if (f.action == "power-limit") j["faults"].back()["watts"] = f.watts;
     }
   }

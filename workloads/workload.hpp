@@ -37,7 +37,8 @@ struct Layer {
 struct FaultAt {
   double at_ms = 0;
   int device = 0;
-  int peer = -2;                  // "link": "A-B" sets device A, peer B (-1: A's host link)
+  int peer = -2;                  // "link": "A-B" sets device A, peer B (-1: A's host link, "A-roce":
+                                  // its RoCE port, telemetry::kRocePort)
   std::string action = "inject";  // inject, clear, reset, power-limit
   std::string fault;
   double watts = 0;               // power-limit

@@ -237,7 +237,7 @@ json Daemon::status_json(const Face& face) const {
   for (const ActiveFault& f : node_->active_faults()) {
     if (f.device < view.first || f.device >= view.first + view.count) continue;  // another host's
     faults.push_back({{"device", f.device - view.first}, {"fault", fault_name(f.kind)}, {"source", f.source}, {"since_ns", f.since}});
-    if (f.link) faults.back()["link"] = telemetry::link_ends_name(f.device - view.first, f.peer - view.first);
+    if (f.link) faults.back()["link"] = telemetry::link_ends_name(f.device - view.first, f.peer < 0 ? f.peer : f.peer - view.first);
   }
   const bool host = face.view.count >= 0 && face.view.count < node_->device_count();
   return {{"ok", true},

@@ -104,7 +104,7 @@ tf::WriterOptions writer_options_for(const Node& node, const std::string& node_n
     const Link& l = node.fabric().links()[id];
     tf::LinkInfo info;
     info.device_a = (l.src >= 0 ? l.src : l.dst) - view.first;  // the bus wants a device first; -1 = the host
-    info.device_b = l.src >= 0 && l.dst >= 0 ? l.dst - view.first : -1;
+    info.device_b = l.src >= 0 && l.dst >= 0 ? l.dst - view.first : -1;  // a RoCE port: kind "roce", to -1
     info.kind = link_bus_kind(l.kind);
     info.peak_bytes_per_s = l.bandwidth_bps;
     o.links.push_back(std::move(info));

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "emulator/runtime/runtime.hpp"
+#include "telemetry/incidents.hpp"
 
 namespace npukit::emu {
 
@@ -94,6 +95,12 @@ std::pair<int, int> ends_of(int a, int b) {
   return {a, b};
 }
 
+// A link's ends as faults name them: a RoCE port's far end is telemetry::kRocePort, not the host.
+std::pair<int, int> ends_of(const Link& l) {
+  if (l.kind == LinkKind::kRoce) return {l.src >= 0 ? l.src : l.dst, telemetry::kRocePort};
+  return ends_of(l.src, l.dst);
+}
+
 }  // namespace
 
 // Device faults act on a device's HCCS links (its PCIe links on a PCIe-only node); link faults
@@ -116,7 +123,7 @@ void Node::refresh_links(int cause) {
     bool down = device_fault(l.src, l, &DeviceHealth::links_down) || device_fault(l.dst, l, &DeviceHealth::links_down);
     bool degraded = device_fault(l.src, l, &DeviceHealth::links_degraded) || device_fault(l.dst, l, &DeviceHealth::links_degraded);
     for (const ActiveFault& f : faults_) {
-      if (!f.link || ends_of(l.src, l.dst) != std::pair{f.device, f.peer}) continue;
+      if (!f.link || ends_of(l) != std::pair{f.device, f.peer}) continue;
       down = down || f.kind == FaultKind::kLinkDown || (f.kind == FaultKind::kLinkFlapping && f.flap_down);
       degraded = degraded || f.kind == FaultKind::kLinkDegraded;
     }
@@ -167,12 +174,12 @@ Status Node::inject_fault(int device, FaultKind kind, const std::string& source)
 
 Status Node::check_link(int a, int b) const {
   NPUKIT_RETURN_IF_ERROR(check_device(a));
-  if (b != -1) NPUKIT_RETURN_IF_ERROR(check_device(b));
+  if (b >= 0) NPUKIT_RETURN_IF_ERROR(check_device(b));
   if (a == b) return InvalidArgument("a link joins two different devices, got " + std::to_string(a) + "-" + std::to_string(b));
   for (const Link& l : fabric_->links()) {
-    if (ends_of(l.src, l.dst) == ends_of(a, b)) return Status::Ok();
+    if (ends_of(l) == ends_of(a, b)) return Status::Ok();
   }
-  std::string other = b < 0 ? "the host" : "device " + std::to_string(b);
+  std::string other = b == telemetry::kRocePort ? "its RoCE port" : b < 0 ? "the host" : "device " + std::to_string(b);
   return InvalidArgument("no direct link between device " + std::to_string(a) + " and " + other +
                          " on this node (npu-smi info -t topo shows the links)");
 }
@@ -211,7 +218,7 @@ Status Node::clear_link_faults(int a, int b) {
   auto ends = ends_of(a, b);
   std::erase_if(faults_, [&](const ActiveFault& f) { return f.link && std::pair{f.device, f.peer} == ends; });
   for (const Link& l : fabric_->links()) {
-    if (ends_of(l.src, l.dst) == ends) fabric_->link(l.id).down_events.clear();
+    if (ends_of(l) == ends) fabric_->link(l.id).down_events.clear();
   }
   refresh_links();
   return Status::Ok();
@@ -242,8 +249,9 @@ Status Node::reset_device(int device) {
 
 Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
   for (const FaultEvent& f : timeline) {
-    NPUKIT_RETURN_IF_ERROR(f.peer >= -1 ? check_link(f.device, f.peer) : check_device(f.device));
-    if (f.peer >= -1 && f.action == FaultEvent::Action::kInject && !is_link_fault(f.kind)) {
+    const bool link = f.peer != -2;  // -2: a device's fault (program.hpp)
+    NPUKIT_RETURN_IF_ERROR(link ? check_link(f.device, f.peer) : check_device(f.device));
+    if (link && f.action == FaultEvent::Action::kInject && !is_link_fault(f.kind)) {
       return InvalidArgument(std::string("a link takes link-down, link-degraded or link-flapping, not ") + fault_name(f.kind));
     }
     if (f.at < 0) return InvalidArgument("fault time must be >= 0");
@@ -256,10 +264,10 @@ Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
       if (std::find(ended_sources_.begin(), ended_sources_.end(), f.source) != ended_sources_.end()) return;
       switch (f.action) {
         case FaultEvent::Action::kInject:
-          (void)(f.peer >= -1 ? inject_link_fault(f.device, f.peer, f.kind, f.source) : inject_fault(f.device, f.kind, f.source));
+          (void)(f.peer != -2 ? inject_link_fault(f.device, f.peer, f.kind, f.source) : inject_fault(f.device, f.kind, f.source));
           break;
         case FaultEvent::Action::kClear:
-          (void)(f.peer >= -1 ? clear_link_faults(f.device, f.peer) : clear_faults(f.device));
+          (void)(f.peer != -2 ? clear_link_faults(f.device, f.peer) : clear_faults(f.device));
           break;
         case FaultEvent::Action::kReset: (void)reset_device(f.device); break;
         case FaultEvent::Action::kPowerLimit:

@@ -45,7 +45,8 @@ struct NodeOptions {
 // A fault in force and where it came from.
 struct ActiveFault {
   int device = 0;
-  int peer = -1;       // a link fault: the link's other end (-1: the host); device < peer
+  int peer = -1;       // a link fault: the link's other end (-1: the host, telemetry::kRocePort:
+                       // its RoCE port); device < peer when both are devices
   bool link = false;   // on the link device-peer rather than on the device
   FaultKind kind = FaultKind::kOverTemperature;
   std::string source;  // "control" (npu-emud inject, npu-smi) or the job whose timeline injected it
@@ -64,7 +65,8 @@ struct FaultEvent {
   FaultKind kind = FaultKind::kOverTemperature;  // for kInject
   double watts = 0;                               // for kPowerLimit
   std::string source = "control";                 // who scheduled it (end_faults_of() ends its faults)
-  int peer = -2;  // >= -1: the fault acts on the link device-peer (-1: device's host link)
+  int peer = -2;  // else the fault acts on the link device-peer (-1: device's host link,
+                  // telemetry::kRocePort: its RoCE port)
 };
 
 class Node {

@@ -137,7 +137,7 @@ void add_link_incidents(const tf::Snapshot& s, std::vector<Incident>& out) {
     } else {
       inc.device_a = li.device_a;
       inc.device_b = li.device_b;
-      std::string pair = tf::link_ends_name(li.device_a, li.device_b);
+      std::string pair = tf::link_ends_name(li.device_a, li.device_b, li.link_kind);
       inc.entity = link_word(li.link_kind) + " " + pair;
       values.emplace_back("pair", pair);
       bool flapping = li.kind->kind == "link_flapping";

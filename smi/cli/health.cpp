@@ -41,7 +41,7 @@ Object incident_object(const tf::Snapshot& s, const pr::Incident& inc) {
   } else {
     o.add("", "npu_id", Value::na()).add("", "chip_id", Value::na());
   }
-  o.add("", "link", inc.device_a >= 0 ? Value::str(tf::link_ends_name(inc.device_a, inc.device_b)) : Value::na());
+  o.add("", "link", inc.device_a >= 0 ? Value::str(tf::link_ends_name(inc.device_a, inc.device_b, inc.link_kind)) : Value::na());
   std::vector<std::string> touched;
   for (int d : inc.peers) {
     if (d != inc.device) touched.push_back(tf::chip_label(s, d));

@@ -168,7 +168,7 @@ void render_incidents(Exposition& ex, const tf::Snapshot& s, const std::vector<L
     l.insert(l.end(), {{"kind", inc.kind->kind}, {"code", code}, {"level", tf::health_name(inc.kind->severity)}, {"target", inc.entity},
                        {"entity", tf::entity_name(inc.kind->entity)}, {"handling", tf::handling_name(inc.kind->handling)},
                        {"summary", inc.summary}});
-    if (inc.device < 0) l.insert(l.end(), {{"link_kind", inc.link_kind}, {"pair", tf::link_ends_name(inc.device_a, inc.device_b)}});
+    if (inc.device < 0) l.insert(l.end(), {{"link_kind", inc.link_kind}, {"pair", tf::link_ends_name(inc.device_a, inc.device_b, inc.link_kind)}});
     ex.sample(l, 1);
   }
 }

@@ -3,13 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
-#include "workloads/fusion.hpp"
-
-#include <algorithm>
-
+#include "telemetry/incidents.hpp"
 #include "telemetry/json_reader.hpp"
+#include "workloads/fusion.hpp"
 
 namespace npukit::work {
 namespace {
@@ -102,7 +101,19 @@ TEST(Workload, FaultEntriesNameADeviceOrALink) {
   EXPECT_EQ(back->faults[1].peer, -2);
   doc["faults"][0]["link"] = "2_3";
   EXPECT_EQ(parse_workload(doc, "t.json").status().message(),
-            "workload error: t.json: faults[0].link: invalid link '2_3': expected A-B (two device ids, e.g. 2-3) or A-host");
+            "workload error: t.json: faults[0].link: invalid link '2_3': expected A-B (two device ids, e.g. 2-3), A-host or "
+            "A-roce (A's RoCE port)");
+  // A RoCE port is a link too, never mistaken for "no link" (-2, a device fault), and round-trips.
+  doc["faults"][0]["link"] = "2-roce";
+  auto roce = parse_workload(doc, "t.json");
+  ASSERT_TRUE(roce.ok()) << roce.status().message();
+  EXPECT_EQ(roce->faults[0].peer, telemetry::kRocePort);
+  EXPECT_NE(roce->faults[0].peer, roce->faults[1].peer) << "a link, not the device fault's marker";
+  auto roce_points = compile_workload(*roce, {});
+  ASSERT_TRUE(roce_points.ok()) << roce_points.status().message();
+  auto roce_back = telemetry::parse_program(telemetry::program_to_json(roce_points->front().program));
+  ASSERT_TRUE(roce_back.ok()) << roce_back.status().message();
+  EXPECT_EQ(roce_back->faults[0].peer, telemetry::kRocePort);
 }
 
 // What a mutation fuzzer found: each once crashed, hung or silently misread npu-run; each is now

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "emulator/daemon/daemon.hpp"
+#include "telemetry/incidents.hpp"
 #include "tests/daemon_util.hpp"
 
 namespace npukit::testing {
@@ -411,6 +412,25 @@ TEST(Daemon, AClusterPublishesOneBusPerHost) {
   EXPECT_NE(status1.output.find("node '" + host1 + "': 8x910B2, 8 devices"), std::string::npos) << status1.output;
   EXPECT_NE(status1.output.find("active fault: device 3 hbm-double-bit"), std::string::npos) << status1.output;
   EXPECT_NE(run_command(emud() + " status --node-name " + host0).output.find("active faults: none"), std::string::npos);
+  // Host 1's NPU 3's RoCE port, in host 1's numbering: that port of that host only slows down.
+  r = run_command(emud() + " inject --node-name " + host1 + " --link 3-roce --fault link-degraded");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto port_rate = [](const tf::Snapshot& s, int device) {
+    for (int l = 0; l < s.link_count(); ++l) {
+      const auto& info = s.link_info(l);
+      if (info.kind == "roce" && info.device_a == device) {  // the bus writes a port's far end as -1
+        return s.link(l, tf::fid::kLinkRatePercent).number().value_or(-1);
+      }
+    }
+    return -2.0;
+  };
+  ASSERT_TRUE(eventually([&] { return port_rate(*bus1->snapshot(), 3) == 25.0; })) << port_rate(*bus1->snapshot(), 3);
+  EXPECT_EQ(port_rate(*bus0->snapshot(), 3), 100.0) << "host 0's NPU 3's port is another port";
+  EXPECT_EQ(port_rate(*bus1->snapshot(), 4), 100.0);
+  EXPECT_NE(run_command(emud() + " status --node-name " + host1).output.find("active fault: link 3-roce link-degraded"),
+            std::string::npos);
+  auto health = run_command(std::string(NPU_SMI_PATH) + " health --node-name " + host1);
+  EXPECT_NE(health.output.find("roce link 3-roce runs at 25% of its line rate"), std::string::npos) << health.output;
   auto bad = run_command(emud() + " inject --node-name " + host1 + " --device 8 --fault hbm-double-bit");
   EXPECT_EQ(bad.exit_code, 3) << bad.output;
   EXPECT_NE(bad.output.find("invalid device id 8 (this node has devices 0-7)"), std::string::npos) << bad.output;

@@ -8,6 +8,7 @@
 #include "emulator/fabric/collective_formula.hpp"
 #include "emulator/fabric/collectives.hpp"
 #include "emulator/fabric/fabric.hpp"
+#include "telemetry/incidents.hpp"
 #include "tests/emulator/fabric/collective_world.hpp"
 #include "tests/emulator/test_util.hpp"
 
@@ -127,6 +128,28 @@ TEST(ClusterCollectives, HierarchicalAllReduceFollowsItsFormulaAt2And4Hosts) {
           << hosts << " hosts, " << bytes << " B: emulated " << emulated << " ns, formula " << formula << " ns";
     }
   }
+}
+
+// A degraded RoCE port ("11-roce": device 11's port) runs at a quarter of its rate: the transfers
+// through it, and the hierarchical AllReduce whose ring crosses it, slow down; the HCCS links and
+// the PCIe link of the same device do not.
+TEST(ClusterCollectives, ADegradedRocePortSlowsTheRingThroughIt) {
+  auto w = cluster_world("2x8x910B2");
+  Fabric& fabric = w->node->fabric();
+  const uint64_t bytes = 64 * kMiB;
+  Nanos port = fabric.transfer_time(11, 3, bytes), hccs = fabric.transfer_time(11, 12, bytes);
+  Nanos pcie = fabric.transfer_time(11, 9, bytes);
+  auto healthy = static_cast<double>(time_allreduce(*w, 256 * kMiB));
+  ASSERT_TRUE(w->node->inject_link_fault(11, telemetry::kRocePort, FaultKind::kLinkDegraded).ok());
+  EXPECT_NEAR(static_cast<double>(fabric.transfer_time(11, 3, bytes)) / static_cast<double>(port), 4.0, 0.05);
+  EXPECT_EQ(fabric.transfer_time(11, 12, bytes), hccs);
+  EXPECT_EQ(fabric.transfer_time(11, 9, bytes), pcie) << "same host: HCCS, not the port";
+  auto degraded = static_cast<double>(time_allreduce(*w, 256 * kMiB));
+  EXPECT_GT(degraded, 1.5 * healthy) << "healthy " << healthy << " ns, degraded " << degraded << " ns";
+  auto missing = w->node->inject_link_fault(11, 12, FaultKind::kLinkDegraded);
+  EXPECT_TRUE(missing.ok()) << "an HCCS pair is still a link";
+  auto bad = w->node->inject_link_fault(99, telemetry::kRocePort, FaultKind::kLinkDegraded);
+  EXPECT_FALSE(bad.ok());
 }
 
 // The point of the hierarchy: across hosts, each NPU's port carries 1/8 of the data, so a large
