@@ -48,7 +48,7 @@ CLI::App* add_command(CLI::App& app, Args& a, const char* name, const char* help
 void add_node_commands(CLI::App& app, Args& a, Commands& c) {
   auto& o = a.options;
   c.start = add_command(app, a, "start", "start a node (returns once it is ready)");
-  c.start->add_option("--spec", o.spec, "node spec: 8x910B2, 8x910B3, 8x910, 4x310P3 or a JSON path")
+  c.start->add_option("--spec", o.spec, "node spec: 8x910B2, 8x910B3, 8x910, 8xA100, 4x310P3, a JSON path, or a cluster of H hosts: Hx<node> (4x8x910B2; each host its own node <name>-<h>)")
       ->capture_default_str()
       ->type_name("SPEC");
   c.start->add_option("--speed", o.speed, "virtual seconds per wall second")->capture_default_str();

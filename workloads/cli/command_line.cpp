@@ -34,7 +34,7 @@ void add_options(CLI::App& app, Args& a) {
   app.add_option("workload", a.name, "built-in name or path to a workload .json")->type_name("WORKLOAD");
   app.add_flag("--list", a.list, "list the built-in workloads");
   app.add_option("--steps", a.steps, "steps to run (default: the workload's)")->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
-  app.add_option("--spec", a.spec, "node spec for --standalone and mlp-train (8x910B2, 8x910B3, 8x910, 4x310P3 or a JSON path)")
+  app.add_option("--spec", a.spec, "node spec for --standalone and mlp-train (8x910B2, 8x910B3, 8x910, 8xA100, 4x310P3, a JSON path, or a cluster of H hosts: Hx<node>, e.g. 4x8x910B2)")
       ->capture_default_str()
       ->type_name("SPEC");
   app.add_option("--node-name,--node", a.node_name, "daemon node to submit to (default $NPU_NODE or npukit)")->type_name("NODE");
