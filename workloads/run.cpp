@@ -142,8 +142,13 @@ int run_model(const Workload& w, const CompiledPoint& point, JobBackend& backend
   }
   if (result->last.state != "done") return report_failure(*result, w, o);
   double mean = steady_mean(result->steps);
-  std::fprintf(o.out, "%s: done\n  step time   %.2f ms mean over steps 2-%zu (first step %.2f ms)\n", w.name.c_str(),
-               mean, result->steps.size(), result->steps.empty() ? 0.0 : result->steps.front());
+  if (result->steps.size() < 2) {  // no steady step: say so rather than "mean over steps 2-1"
+    std::fprintf(o.out, "%s: done\n  step time   %.2f ms (one step, the first: it includes the warm-up)\n",
+                 w.name.c_str(), mean);
+  } else {
+    std::fprintf(o.out, "%s: done\n  step time   %.2f ms mean over steps 2-%zu (first step %.2f ms)\n", w.name.c_str(),
+                 mean, result->steps.size(), result->steps.front());
+  }
   std::fprintf(o.out, "  throughput  %.1f %s (%.1f %s per device)\n", samples / (mean / 1000.0), w.unit.c_str(),
                samples / (mean / 1000.0) / static_cast<double>(prog.ranks.size()), w.unit.c_str());
   std::fprintf(o.out, "  memory      %.0f MiB peak reserved per device\n",

@@ -71,6 +71,16 @@ TEST(NpuRun, BrokenWorkloadFilesExitWithUsageErrors) {
   EXPECT_EQ(run_command(npu_run() + " resnet50-train --devices 0,x --standalone").exit_code, 4);
 }
 
+// One step has no steady steps to average: the summary says it is the first step alone.
+TEST(NpuRun, OneStepIsReportedAsTheFirstStepNotAMeanOverNone) {
+  auto r = run_command(npu_run() + " resnet50-train --standalone --fast --steps 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("ms (one step, the first: it includes the warm-up)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("steps 2-1"), std::string::npos) << r.output;
+  auto two = run_command(npu_run() + " resnet50-train --standalone --fast --steps 2");
+  EXPECT_NE(two.output.find("mean over steps 2-2 (first step "), std::string::npos) << two.output;
+}
+
 TEST(NpuRun, AllocatorChurnIsSlowerWithDirect) {
   auto caching = run_command(npu_run() + " allocator-churn --standalone --fast --allocator caching");
   auto direct = run_command(npu_run() + " allocator-churn --standalone --fast --allocator direct");
