@@ -5,12 +5,14 @@
 // cancelled afterwards so they do not pile up.
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include <cstdio>
 #include <deque>
 #include <cstdlib>
 #include <memory>
+#include <string>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -66,6 +68,12 @@ std::string call(int fd, std::string_view line, std::string& pending) {
     if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
       std::fprintf(stderr, "control fuzz: no reply within 5 s to: %.200s\n", std::string(line).c_str());
       std::fprintf(stderr, "control fuzz: the daemon's threads: %s\n", node_thread_activity().c_str());
+      struct stat st{};
+      std::fprintf(stderr, "control fuzz: this client's fd %d, socket inode %llu; this process's Unix sockets:\n", fd,
+                   ::fstat(fd, &st) == 0 ? static_cast<unsigned long long>(st.st_ino) : 0ull);
+      std::fflush(stderr);
+      std::string ss = "ss -xpn 2>/dev/null | grep 'pid=" + std::to_string(::getpid()) + ",' >&2";
+      (void)!std::system(ss.c_str());
       print_recent_inputs();
       std::abort();
     }
