@@ -377,7 +377,9 @@ Status ControlClient::send_all(const std::string& data) {
   std::size_t sent = 0;
   while (sent < data.size()) {
     pollfd p{fd_, POLLOUT, 0};
-    if (::poll(&p, 1, static_cast<int>(timeout_.count())) <= 0) {
+    int ready = ::poll(&p, 1, static_cast<int>(timeout_.count()));
+    if (ready < 0 && errno == EINTR) continue;  // a signal (npu-top's SIGWINCH) is no refusal
+    if (ready <= 0) {
       return Status(Code::kUnavailable, "node '" + node_ + "' did not accept the request within " +
                                             std::to_string(timeout_.count()) + " ms");
     }

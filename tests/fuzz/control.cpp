@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <deque>
 #include <cstdlib>
@@ -56,7 +57,8 @@ std::string call(int fd, std::string_view line, std::string& pending) {
   std::string out(line);
   out += '\n';
   if (::send(fd, out.data(), out.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(out.size())) return "";
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  const auto sent = std::chrono::steady_clock::now();
+  const auto deadline = sent + std::chrono::seconds(5);
   for (;;) {
     if (auto nl = pending.find('\n'); nl != std::string::npos) {
       std::string reply = pending.substr(0, nl);
@@ -65,8 +67,13 @@ std::string call(int fd, std::string_view line, std::string& pending) {
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     pollfd p{fd, POLLIN, 0};
-    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
-      std::fprintf(stderr, "control fuzz: no reply within 5 s to: %.200s\n", std::string(line).c_str());
+    int ready = left.count() <= 0 ? 0 : ::poll(&p, 1, static_cast<int>(left.count()));
+    // libFuzzer's timers (-timeout, the RSS watch) interrupt the poll: that is no timeout. Taking
+    // EINTR for one was this target's "stall" (the reply sat unread in the socket).
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      std::fprintf(stderr, "control fuzz: no reply within 5 s (%.3f s waited) to: %.200s\n",
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count(), std::string(line).c_str());
       std::fprintf(stderr, "control fuzz: the daemon's threads: %s\n", node_thread_activity().c_str());
       struct stat st{};
       std::fprintf(stderr, "control fuzz: this client's fd %d, socket inode %llu; this process's Unix sockets:\n", fd,
@@ -79,6 +86,7 @@ std::string call(int fd, std::string_view line, std::string& pending) {
     }
     char buf[65536];
     ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return "";  // the daemon closed the connection (it is stopping)
     pending.append(buf, static_cast<std::size_t>(n));
   }
