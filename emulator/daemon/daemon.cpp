@@ -232,7 +232,7 @@ void Daemon::forget_old_jobs() {
 json Daemon::status_json(const Face& face) const {
   int running = 0;
   for (const auto& [id, j] : jobs_) running += j.state == "running";
-  const HostView view = face.view.count < 0 ? HostView{0, node_->device_count()} : face.view;
+  const HostView view = face.view.on(*node_);
   json faults = json::array();
   for (const ActiveFault& f : node_->active_faults()) {
     if (f.device < view.first || f.device >= view.first + view.count) continue;  // another host's

@@ -221,7 +221,7 @@ json Daemon::link_request(const tf::Request& request, const Face& face) {
   auto ends = tf::parse_link_ends(body["link"].get<std::string>());
   if (!ends.ok()) return tf::error_reply(ends.status().message(), "invalid_argument");
   std::string where = " on link " + tf::link_ends_name(ends->first, ends->second);
-  const int limit = face.view.count < 0 ? node_->device_count() : face.view.count;
+  const int limit = face.view.on(*node_).count;
   if (ends->first >= limit || ends->second >= limit) {
     return tf::error_reply("no link " + tf::link_ends_name(ends->first, ends->second) + " (this node has devices 0-" +
                                std::to_string(limit - 1) + ")", "invalid_argument");
@@ -251,7 +251,7 @@ json Daemon::device_request(const tf::Request& request, const Face& face) {
 json Daemon::device_or_link_request(const tf::Request& request, const Face& face) {
   const json& body = request.body;
   if (body.contains("link")) return link_request(request, face);
-  const HostView view = face.view.count < 0 ? HostView{0, node_->device_count()} : face.view;
+  const HostView view = face.view.on(*node_);
   auto d = device_of(body, node_->spec(), view);
   if (!d.ok()) return tf::error_reply(d.status().message(), "invalid_argument");
   const std::string& op = request.op;

@@ -49,17 +49,12 @@ std::string die_id(const std::string& node_name, const std::string& spec, int de
 
 namespace {
 
-HostView whole(const Node& node, HostView view) {
-  if (view.count < 0) view = {0, node.device_count()};
-  return view;
-}
-
 bool in_view(const HostView& v, int device) { return device >= v.first && device < v.first + v.count; }
 
 }  // namespace
 
 std::vector<int> published_links(const Node& node, HostView view) {
-  view = whole(node, view);
+  view = view.on(node);
   std::vector<int> ids;
   for (const Link& l : node.fabric().links()) {
     if (in_view(view, l.src) || in_view(view, l.dst)) ids.push_back(l.id);
@@ -68,7 +63,7 @@ std::vector<int> published_links(const Node& node, HostView view) {
 }
 
 tf::WriterOptions writer_options_for(const Node& node, const std::string& node_name, HostView view) {
-  view = whole(node, view);
+  view = view.on(node);
   const NodeSpec& spec = node.spec();
   const DeviceSpec& d = spec.device_spec;
   tf::WriterOptions o;
@@ -115,8 +110,8 @@ tf::WriterOptions writer_options_for(const Node& node, const std::string& node_n
 Publisher::Publisher(Node& node, tf::Writer& writer, HostView view)
     : node_(node),
       writer_(writer),
-      first_(whole(node, view).first),
-      count_(whole(node, view).count),
+      first_(view.on(node).first),
+      count_(view.on(node).count),
       last_health_(node.device_count(), 0),
       links_(published_links(node, view)),
       bus_links_(node.fabric().links().size(), -1),

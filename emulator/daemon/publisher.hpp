@@ -26,6 +26,8 @@ struct HostView {
   static HostView of_host(const Node& node, int host) {
     return {host * node.spec().devices_per_host(), node.spec().devices_per_host()};
   }
+  // The devices it covers on `node` (count -1 resolved to every device).
+  HostView on(const Node& node) const { return count < 0 ? HostView{0, node.device_count()} : *this; }
 };
 
 // The fabric links the bus carries: every link with one of the view's devices at one end, in
