@@ -85,7 +85,7 @@ struct NodeInfoBlock {
   char driver_version[32];
   char tool_version[32];
   int32_t card_count;
-  int32_t reserved;
+  int32_t device_base;  // a cluster host's bus: the cluster-wide id of its device 0 (0 elsewhere)
 };
 
 struct DeviceInfoBlock {

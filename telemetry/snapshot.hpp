@@ -37,6 +37,9 @@ struct NodeInfo {
   int32_t card_count = 0;
   uint64_t start_realtime_ns = 0;  // CLOCK_REALTIME when the writer started (filled by the writer)
   int32_t writer_pid = 0;          // filled by the writer
+  // One host of an emulated cluster publishes its devices as 0..n-1, as that machine's npu-smi
+  // numbers them; this is the cluster-wide id of its device 0 (0 on a node that is not a host).
+  int32_t device_base = 0;
 };
 
 struct DeviceInfo {

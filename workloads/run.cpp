@@ -5,13 +5,27 @@
 #include <numeric>
 #include <thread>
 
+#include "telemetry/naming.hpp"
+
 namespace npukit::work {
 
 using nlohmann::json;
 
 Result<std::unique_ptr<DaemonBackend>> DaemonBackend::connect(const std::string& node) {
   auto client = telemetry::ShmClient::open({.node = node});
-  if (!client.ok()) return client.status();
+  if (!client.ok()) {
+    // A cluster's own name has a control socket (cluster-wide device ids) and no bus: each host
+    // publishes its own.
+    auto socket = telemetry::ControlClient::connect(node, telemetry::control_socket_path(node), std::chrono::seconds(30));
+    if (!socket.ok()) return client.status();
+    auto status = (*socket)->call({{"op", "status"}});
+    if (!status.ok() || !status->contains("hosts")) return client.status();
+    std::unique_ptr<DaemonBackend> b(new DaemonBackend());
+    b->spec_ = status->value("spec", std::string());
+    b->cluster_ = std::move(*socket);
+    b->node_ = node;
+    return b;
+  }
   auto snap = (*client)->snapshot();
   if (!snap.ok()) return snap.status();
   if (snap->stale()) {
@@ -27,15 +41,19 @@ Result<std::unique_ptr<DaemonBackend>> DaemonBackend::connect(const std::string&
 
 std::string DaemonBackend::describe() const { return "node '" + node_ + "' (" + spec_ + ")"; }
 
+Result<json> DaemonBackend::control(const json& request) {
+  return cluster_ ? cluster_->call(request) : client_->control(request);
+}
+
 Result<int> DaemonBackend::submit(const telemetry::Program& program) {
-  auto reply = client_->control({{"op", "submit"}, {"program", telemetry::program_to_json(program)}});
+  auto reply = control({{"op", "submit"}, {"program", telemetry::program_to_json(program)}});
   if (!reply.ok()) return reply.status();
   if (Status s = telemetry::reply_status(*reply); !s.ok()) return s;  // PermissionDenied for another user
   return reply->value("job", 0);
 }
 
 Result<JobPoll> DaemonBackend::poll(int job, std::size_t since_step) {
-  auto reply = client_->control({{"op", "job_status"}, {"job", job}, {"since_step", since_step}});
+  auto reply = control({{"op", "job_status"}, {"job", job}, {"since_step", since_step}});
   if (!reply.ok()) return reply.status();
   if (!reply->value("ok", false)) return InvalidArgument(reply->value("error", std::string("job_status refused")));
   const json& j = (*reply)["job"];
@@ -49,7 +67,7 @@ Result<JobPoll> DaemonBackend::poll(int job, std::size_t since_step) {
 }
 
 Status DaemonBackend::cancel(int job) {
-  auto reply = client_->control({{"op", "cancel"}, {"job", job}});
+  auto reply = control({{"op", "cancel"}, {"job", job}});
   return reply.ok() ? Status::Ok() : reply.status();
 }
 

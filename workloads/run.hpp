@@ -48,6 +48,7 @@ class JobBackend {
   // Lets time pass until there may be news (the daemon: sleep; in-process: simulate).
   virtual void wait(int job) = 0;
   virtual std::string describe() const = 0;  // "node 'npukit' (8x910B2)"
+  virtual std::string spec_name() const = 0;  // the node's spec, as load_node_spec takes it ("2x8x910B2")
 };
 
 // Jobs on a running npu-emud, through its control socket.
@@ -59,9 +60,12 @@ class DaemonBackend final : public JobBackend {
   Status cancel(int job) override;
   void wait(int job) override;
   std::string describe() const override;
+  std::string spec_name() const override { return spec_; }
 
  private:
-  std::unique_ptr<telemetry::Client> client_;
+  Result<nlohmann::json> control(const nlohmann::json& request);
+  std::unique_ptr<telemetry::Client> client_;          // a node's (or one host's) bus
+  std::unique_ptr<telemetry::ControlClient> cluster_;  // a cluster's own name: its socket alone
   std::string node_;
   std::string spec_;
 };

@@ -77,6 +77,9 @@ void Daemon::publish_all() {
   bool sampled = false;
   for (Face& f : faces_) {
     if (!f.publisher) continue;
+    // A host that is down publishes nothing: its readers see the heartbeat stop (stale).
+    const bool host = f.view.count >= 0 && f.view.count < node_->device_count();
+    if (host && node_->host_down(node_->spec().host_of(f.view.first))) continue;
     f.publisher->publish(options_.speed, lag_ns_, !sampled);
     sampled = true;
   }
@@ -240,7 +243,11 @@ json Daemon::status_json(const Face& face) const {
     if (f.link) faults.back()["link"] = telemetry::link_ends_name(f.device - view.first, f.peer < 0 ? f.peer : f.peer - view.first);
   }
   const bool host = face.view.count >= 0 && face.view.count < node_->device_count();
-  return {{"ok", true},
+  json hosts = json::array();  // a cluster's face: its hosts' buses, in host order
+  for (const Face& f : faces_) {
+    if (&f != &face && f.writer && !host) hosts.push_back(f.name);
+  }
+  json reply = {{"ok", true},
           {"node", face.name},
           {"spec", host ? node_->spec().host_spec : node_->spec().name},
           {"devices", view.count},
@@ -251,6 +258,12 @@ json Daemon::status_json(const Face& face) const {
           {"jobs_running", running},
           {"jobs", jobs_.size()},
           {"faults", faults}};
+  if (node_->spec().is_cluster()) {
+    reply["devices_per_host"] = node_->spec().devices_per_host();
+    if (host) reply["device_base"] = view.first;
+    else reply["hosts"] = hosts;
+  }
+  return reply;
 }
 
 }  // namespace npukit::emu

@@ -115,6 +115,7 @@ class Daemon {
   nlohmann::json device_request(const telemetry::Request& request, const Face& face);  // publishes after a change
   nlohmann::json device_or_link_request(const telemetry::Request& request, const Face& face);
   nlohmann::json link_request(const telemetry::Request& request, const Face& face);
+  nlohmann::json host_request(const telemetry::Request& request, const Face& face);
   nlohmann::json status_json(const Face& face) const;
   nlohmann::json reference_json() const;
   // Simulates up to the wall-mapped virtual time, for at most kMaxSimulationSlice of wall time

@@ -215,6 +215,42 @@ json Daemon::reference_json() const {
 }
 
 // inject / clear on one link: {"link": "2-3"} instead of a device.
+// inject / clear on a whole host of a cluster: {"host": H}. A host's own socket takes only its own
+// index; the cluster's takes any.
+json Daemon::host_request(const tf::Request& request, const Face& face) {
+  const json& body = request.body;
+  const NodeSpec& spec = node_->spec();
+  if (!body["host"].is_number_integer()) return tf::error_reply("\"host\" must be an integer", "invalid_argument");
+  const int host = body["host"].get<int>();
+  const HostView view = face.view.on(*node_);
+  const bool own = view.count == spec.device_count() || spec.host_of(view.first) == host;
+  if (host < 0 || host >= spec.hosts || !own) {
+    std::string hosts = view.count == spec.device_count() ? "0-" + std::to_string(spec.hosts - 1) : std::to_string(spec.host_of(view.first));
+    return tf::error_reply("no host " + std::to_string(host) + " here (node '" + face.name + "' has host " + hosts + ")",
+                           "invalid_argument");
+  }
+  const int first = host * spec.devices_per_host();
+  if (request.op == "inject") {
+    auto kind = parse_fault(body.value("fault", std::string()));
+    if (!kind.ok()) return tf::error_reply(kind.status().message(), "invalid_argument");
+    if (*kind != FaultKind::kHostSlow && *kind != FaultKind::kHostDown) {
+      return tf::error_reply(std::string("a host takes host-slow or host-down, not ") + fault_name(*kind), "invalid_argument");
+    }
+    Status s = node_->inject_fault(first, *kind);
+    for (int d = first; s.ok() && d < first + spec.devices_per_host(); ++d) record(tf::EventType::kFaultInjected, d, fault_name(*kind));
+    return status_reply(s);
+  }
+  if (request.op == "clear") {
+    for (int d = first; d < first + spec.devices_per_host(); ++d) {
+      Status s = node_->clear_faults(d);
+      if (!s.ok()) return status_reply(s);
+      record(tf::EventType::kFaultCleared, d, "all");
+    }
+    return {{"ok", true}};
+  }
+  return tf::error_reply(request.op + " acts on a device, not a host", "invalid_argument");
+}
+
 json Daemon::link_request(const tf::Request& request, const Face& face) {
   const json& body = request.body;
   if (!body["link"].is_string()) return tf::error_reply("\"link\" must be a string such as \"2-3\"", "invalid_argument");
@@ -251,6 +287,7 @@ json Daemon::device_request(const tf::Request& request, const Face& face) {
 json Daemon::device_or_link_request(const tf::Request& request, const Face& face) {
   const json& body = request.body;
   if (body.contains("link")) return link_request(request, face);
+  if (body.contains("host")) return host_request(request, face);
   const HostView view = face.view.on(*node_);
   auto d = device_of(body, node_->spec(), view);
   if (!d.ok()) return tf::error_reply(d.status().message(), "invalid_argument");
@@ -258,6 +295,9 @@ json Daemon::device_or_link_request(const tf::Request& request, const Face& face
   if (op == "inject") {
     auto kind = parse_fault(body.value("fault", std::string()));
     if (!kind.ok()) return tf::error_reply(kind.status().message(), "invalid_argument");
+    if (*kind == FaultKind::kHostSlow || *kind == FaultKind::kHostDown) {
+      return tf::error_reply(std::string(fault_name(*kind)) + " acts on a whole host: name it (npu-emud inject --host H)", "invalid_argument");
+    }
     Status s = node_->inject_fault(*d, *kind);
     if (s.ok()) record(tf::EventType::kFaultInjected, *d, fault_name(*kind));
     return status_reply(s);

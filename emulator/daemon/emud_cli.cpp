@@ -206,22 +206,23 @@ int stop(const std::string& node) {
   return kExitFailed;
 }
 
-int status(const std::string& node, bool as_json) {
+// The status reply of `node`: through its bus (refusing a stale one), or, for a cluster's own
+// name (a control socket without a bus), through the socket alone.
+Result<json> status_reply(const std::string& node) {
   auto client = tf::ShmClient::open({.node = node});
   if (!client.ok()) {
-    complain(client.status().message());
-    return exit_for_status(client.status());
+    auto cluster = call(node, {{"op", "status"}}, std::chrono::seconds(5));
+    if (cluster.ok() && cluster->contains("hosts")) return cluster;
+    return client.status();
   }
   auto snap = (*client)->snapshot();
-  if (!snap.ok()) {
-    complain(snap.status().message());
-    return exit_for_status(snap.status());
-  }
-  if (snap->stale()) {
-    complain("node '" + node + "' is stale: " + snap->stale_reason());
-    return kExitNoNode;
-  }
-  auto reply = (*client)->control({{"op", "status"}});
+  if (!snap.ok()) return snap.status();
+  if (snap->stale()) return Status(Code::kUnavailable, "node '" + node + "' is stale: " + snap->stale_reason());
+  return (*client)->control({{"op", "status"}});
+}
+
+int status(const std::string& node, bool as_json) {
+  auto reply = status_reply(node);
   if (!reply.ok()) {
     complain(reply.status().message());
     return exit_for_status(reply.status());
@@ -238,6 +239,12 @@ int status(const std::string& node, bool as_json) {
               node.c_str(), reply->value("spec", std::string()).c_str(), reply->value("devices", 0),
               reply->value("pid", 0), reply->value("virtual_time_ns", 0.0) / 1e9, reply->value("speed", 1.0),
               reply->value("lag_ns", 0.0) / 1e6, reply->value("jobs_running", 0));
+  if (reply->contains("hosts")) {
+    std::string hosts;
+    for (const json& h : (*reply)["hosts"]) hosts += (hosts.empty() ? "" : ", ") + h.get<std::string>();
+    std::printf("hosts: %s (%d devices each; NPU_NODE=<host> for one host's npu-smi)\n", hosts.c_str(),
+                reply->value("devices_per_host", 0));
+  }
   const json& faults = reply->contains("faults") ? (*reply)["faults"] : json::array();
   if (faults.empty()) std::printf("active faults: none\n");
   for (const json& f : faults) {
@@ -261,6 +268,7 @@ int device_request(const std::string& node, const std::string& op, const json& t
     return exit_for_reply(*reply);
   }
   std::string what = target.contains("link")     ? "link " + target["link"].get<std::string>()
+                     : target.contains("host")   ? "host " + std::to_string(target["host"].get<int>())
                      : target.contains("npu_id") ? "NPU " + std::to_string(target["npu_id"].get<int>()) + " chip " +
                                                        std::to_string(target["chip_id"].get<int>())
                                                  : "device " + std::to_string(target["device"].get<int>());

@@ -22,6 +22,7 @@ struct Args {
   int npu_id = -1;    // -i CARD [-c CHIP]: npu-smi's ids
   int chip_id = 0;
   std::string link;   // "2-3"
+  int host = -1;      // a cluster's host
   std::string fault;
   double power_limit = 0;
   std::string ecc;
@@ -75,15 +76,20 @@ void add_device_commands(CLI::App& app, Args& a, Commands& c) {
     d->add_option("-c,--chip-id", a.chip_id, "chip id within the card, as npu-smi -c takes it (default 0)")->needs(npu);
     dev->excludes(npu);
     if (link) {
-      auto* l = d->add_option("--link", a.link, "one link instead of a device: A-B (device indices) or A-host");
+      auto* l = d->add_option("--link", a.link, "one link instead of a device: A-B (device indices), A-host or A-roce");
       l->excludes(dev)->excludes(npu);
+      auto* h = d->add_option("--host", a.host, "a cluster's host instead of a device: its index (host H is node <name>-H)")
+                    ->check(CLI::NonNegativeNumber)
+                    ->type_name("H");
+      h->excludes(dev)->excludes(npu)->excludes(l);
     }
     return d;
   };
   c.inject = device_command("inject", "inject a fault into a device or a link", true);
   c.inject->add_option("--fault,-f", a.fault,
                        "over-temperature, hbm-double-bit, ecc-storm, aicore-hang, link-down, device-lost, "
-                       "aicore-degraded, link-degraded; on a link: link-down, link-degraded, link-flapping")
+                       "aicore-degraded, link-degraded; on a link: link-down, link-degraded, link-flapping; on a host: "
+                       "host-slow, host-down")
       ->required()
       ->type_name("FAULT");
   c.clear = device_command("clear", "clear a device's or a link's faults (a hang or a lost device needs reset)", true);
@@ -96,6 +102,7 @@ void add_device_commands(CLI::App& app, Args& a, Commands& c) {
 // The request's target: {"link"}, {"npu_id", "chip_id"} or {"device"}; null when none was given.
 nlohmann::json target_of(const Args& a) {
   if (!a.link.empty()) return {{"link", a.link}};
+  if (a.host >= 0) return {{"host", a.host}};
   if (a.npu_id >= 0) return {{"npu_id", a.npu_id}, {"chip_id", a.chip_id}};
   if (a.device >= 0) return {{"device", a.device}};
   return nullptr;
@@ -188,7 +195,7 @@ int parse(CLI::App& app, Args& args, Commands& commands, int argc, const char* c
   bool device_command = *commands.inject || *commands.clear || *commands.reset || *commands.set;
   if (device_command && target_of(args).is_null()) {
     std::fprintf(stderr, "npu-emud: name the device (--device D, or -i CARD [-c CHIP])%s\n",
-                 *commands.inject || *commands.clear ? " or the link (--link A-B)" : "");
+                 *commands.inject || *commands.clear ? ", the link (--link A-B) or the host (--host H)" : "");
     return kExitUsage;
   }
   if (*commands.set && !commands.set->count("--power-limit") && args.ecc.empty()) {

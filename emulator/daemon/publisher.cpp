@@ -75,6 +75,7 @@ tf::WriterOptions writer_options_for(const Node& node, const std::string& node_n
   // npu-smi ships with the driver package: its version is the driver's (910: 21.0.4, 910B: 23.0.2.1).
   o.node_info.tool_version = d.driver_version;
   o.node_info.card_count = spec.cards;
+  o.node_info.device_base = view.first;
   for (int g = view.first; g < view.first + view.count; ++g) {
     const int i = g - view.first;
     tf::DeviceInfo info;

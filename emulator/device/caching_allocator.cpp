@@ -45,6 +45,8 @@ class CachingAllocator final : public Allocator {
 
   Result<AllocResult> allocate(uint64_t bytes) override {
     if (bytes == 0) return InvalidArgument("allocate: size must be > 0");
+    // More than the device holds is out of memory as it stands (rounded up, it would wrap to 0).
+    if (bytes > memory_.app_capacity_bytes()) return out_of_memory(bytes, memory_, device_, policy(), stats());
     uint64_t size = round_up(bytes, kRound);
     bool small = size <= kSmallRequest;
     Nanos cost = 0;
@@ -64,7 +66,7 @@ class CachingAllocator final : public Allocator {
   }
 
   bool would_flush(uint64_t bytes) const override {
-    if (bytes == 0) return false;
+    if (bytes == 0 || bytes > memory_.app_capacity_bytes()) return false;
     uint64_t size = round_up(bytes, kRound);
     bool small = size <= kSmallRequest;
     Block probe;

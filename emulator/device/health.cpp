@@ -11,7 +11,7 @@ struct FaultName {
   FaultKind kind;
   const char* name;
 };
-constexpr std::array<FaultName, 9> kFaultNames{{
+constexpr std::array<FaultName, 11> kFaultNames{{
     {FaultKind::kOverTemperature, "over-temperature"},
     {FaultKind::kHbmDoubleBit, "hbm-double-bit"},
     {FaultKind::kEccStorm, "ecc-storm"},
@@ -21,6 +21,8 @@ constexpr std::array<FaultName, 9> kFaultNames{{
     {FaultKind::kAicoreDegraded, "aicore-degraded"},
     {FaultKind::kLinkDegraded, "link-degraded"},
     {FaultKind::kLinkFlapping, "link-flapping"},
+    {FaultKind::kHostSlow, "host-slow"},
+    {FaultKind::kHostDown, "host-down"},
 }};
 
 }  // namespace
@@ -68,7 +70,8 @@ void DeviceHealth::inject(FaultKind kind) {
 
 void DeviceHealth::clear() {
   for (FaultKind k : {FaultKind::kOverTemperature, FaultKind::kEccStorm, FaultKind::kLinkDown,
-                      FaultKind::kHbmDoubleBit, FaultKind::kAicoreDegraded, FaultKind::kLinkDegraded}) {
+                      FaultKind::kHbmDoubleBit, FaultKind::kAicoreDegraded, FaultKind::kLinkDegraded,
+                      FaultKind::kHostSlow, FaultKind::kHostDown}) {
     active_ &= ~(1u << static_cast<int>(k));
   }
   ecc_.single_bit_volatile = 0;
@@ -108,6 +111,7 @@ Alarm alarm_of(const telemetry::IncidentKind& kind, bool as_peer) {
 std::vector<Alarm> DeviceHealth::alarms(double t, const ThermalLimits& limits) const {
   using telemetry::incident;
   std::vector<Alarm> out;
+  if (active(FaultKind::kHostDown)) out.push_back(alarm_of(incident("host_down")));
   if (lost()) out.push_back({incident("device_lost").code, Health::kUnknown, incident("device_lost").summary});
   if (hung() || timeouts_ > 0) out.push_back(alarm_of(incident("aicore_timeout")));
   if (t >= limits.shutdown_c) {
@@ -124,6 +128,7 @@ std::vector<Alarm> DeviceHealth::alarms(double t, const ThermalLimits& limits) c
     out.push_back(alarm_of(incident("ecc_isolated_pages")));
   }
   if (active(FaultKind::kAicoreDegraded)) out.push_back(alarm_of(incident("aicore_degraded")));
+  if (active(FaultKind::kHostSlow)) out.push_back(alarm_of(incident("host_slow")));
   std::stable_sort(out.begin(), out.end(),
                    [](const Alarm& a, const Alarm& b) { return a.severity > b.severity; });
   // A peer of two down links shows their code once, at its worst.

@@ -31,9 +31,12 @@ enum class FaultKind : uint8_t {
   kAicoreDegraded,   // a quarter of the AI cores isolated: AI Core kernels take 4/3 as long
   kLinkDegraded,     // the device's HCCS links retrained at a quarter of their bandwidth
   kLinkFlapping,     // one link goes down and up again every second (per-link only)
+  // Host faults (a cluster host's every device; Node::inject_host_fault), until cleared:
+  kHostSlow,         // the host's CPU is contended: launches, input and other host work take 3x
+  kHostDown,         // the host is down: its devices are gone and its bus stops publishing
 };
 // "over-temperature", "hbm-double-bit", "ecc-storm", "aicore-hang", "link-down", "device-lost",
-// "aicore-degraded", "link-degraded", "link-flapping"
+// "aicore-degraded", "link-degraded", "link-flapping", "host-slow", "host-down"
 const char* fault_name(FaultKind k);
 Result<FaultKind> parse_fault(std::string_view name);
 const std::vector<FaultKind>& all_faults();
@@ -70,8 +73,8 @@ struct ThermalLimits {
 class DeviceHealth {
  public:
   void inject(FaultKind kind);
-  // Lifts over-temperature, ECC storm and link-down, and clears volatile ECC counters.
-  // A hang or a lost device needs reset().
+  // Lifts over-temperature, ECC storm, link faults, isolated cores and host faults, and clears
+  // volatile ECC counters. A hang or a lost device needs reset().
   void clear();
   void reset();
   // Lifts one fault kind (what a workload's own fault does when the workload ends).
@@ -81,12 +84,15 @@ class DeviceHealth {
 
   bool active(FaultKind kind) const { return (active_ >> static_cast<int>(kind)) & 1u; }
   bool hung() const { return active(FaultKind::kAicoreHang); }
-  bool lost() const { return active(FaultKind::kDeviceLost); }
+  bool lost() const { return active(FaultKind::kDeviceLost) || active(FaultKind::kHostDown); }
   bool links_down() const { return active(FaultKind::kLinkDown); }
   bool links_degraded() const { return active(FaultKind::kLinkDegraded); }
   // How much longer an AI Core kernel takes than on a healthy chip at the same clock (>= 1).
   double aicore_slowdown() const { return active(FaultKind::kAicoreDegraded) ? kDegradedAicoreSlowdown : 1.0; }
   static constexpr double kDegradedAicoreSlowdown = 4.0 / 3.0;  // 3 of 4 cores left
+  // How much longer the host work of this device's processes takes (launches, input, malloc; >= 1).
+  double host_slowdown() const { return active(FaultKind::kHostSlow) ? kSlowHostFactor : 1.0; }
+  static constexpr double kSlowHostFactor = 3.0;
   static constexpr double kDegradedLinkShare = 0.25;            // of the link's line rate
   // Marks that a task timed out on this device (raises the Critical timeout alarm).
   void note_task_timeout() { timeouts_ += 1; }

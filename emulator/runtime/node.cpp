@@ -85,6 +85,8 @@ constexpr Nanos kFlapPeriodNs = 1'000'000'000;  // link-flapping: one down event
 constexpr Nanos kFlapDownNs = 100'000'000;      // lasting 100 ms
 constexpr Nanos kFlapWindowNs = static_cast<Nanos>(telemetry::kFlapWindowS * 1e9);
 
+bool is_host_fault(FaultKind k) { return k == FaultKind::kHostSlow || k == FaultKind::kHostDown; }
+
 bool is_link_fault(FaultKind k) {
   return k == FaultKind::kLinkDown || k == FaultKind::kLinkDegraded || k == FaultKind::kLinkFlapping;
 }
@@ -154,6 +156,16 @@ Status Node::inject_fault(int device, FaultKind kind, const std::string& source)
   if (kind == FaultKind::kLinkFlapping) {
     return InvalidArgument("link-flapping acts on one link: give the link (npu-emud inject --link A-B)");
   }
+  if (is_host_fault(kind)) {  // the whole host the device sits in
+    const int per_host = spec().devices_per_host(), first = spec().host_of(device) * per_host;
+    for (int d = first; d < first + per_host; ++d) apply_fault(d, kind, source);
+    return Status::Ok();
+  }
+  apply_fault(device, kind, source);
+  return Status::Ok();
+}
+
+void Node::apply_fault(int device, FaultKind kind, const std::string& source) {
   if (!devices_[device].health().active(kind)) faults_.push_back({device, -1, false, kind, source, now(), next_fault_id_++});
   Device& d = devices_[device];
   if (kind == FaultKind::kHbmDoubleBit) {
@@ -169,7 +181,11 @@ Status Node::inject_fault(int device, FaultKind kind, const std::string& source)
     events_.ecc({device, true, 1, 1, ecc.double_bit_aggregate, now()});
   }
   if (kind == FaultKind::kLinkDown || kind == FaultKind::kLinkDegraded) refresh_links(device);
-  return Status::Ok();
+}
+
+bool Node::host_down(int host) const {
+  const int per_host = spec().devices_per_host(), first = host * per_host;
+  return first >= 0 && first < device_count() && devices_[first].health().active(FaultKind::kHostDown);
 }
 
 Status Node::check_link(int a, int b) const {
@@ -226,6 +242,12 @@ Status Node::clear_link_faults(int a, int b) {
 
 Status Node::clear_faults(int device) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
+  // A host fault is the whole host's: clearing it on one of its devices clears it on all.
+  const int per_host = spec().devices_per_host(), first = spec().host_of(device) * per_host;
+  for (FaultKind k : {FaultKind::kHostSlow, FaultKind::kHostDown}) {
+    if (!devices_[device].health().active(k)) continue;
+    for (int d = first; d < first + per_host; ++d) devices_[d].health().lift(k);
+  }
   devices_[device].health().clear();
   std::erase_if(faults_, [&](const ActiveFault& f) { return f.link && (f.device == device || f.peer == device); });
   for (const Link& l : fabric_->links()) {

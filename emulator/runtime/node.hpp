@@ -114,7 +114,10 @@ class Node {
   // Faults (health.hpp). inject/clear/reset act now; schedule_faults() at virtual times.
   // A device's HCCS links (PCIe links on a PCIe-only node) are down while a device at either end
   // has an active link-down fault.
+  // A host fault (host-slow, host-down) named by any device acts on every device of its host.
   Status inject_fault(int device, FaultKind kind, const std::string& source = "control");
+  // Whether host `host` (of a cluster; 0 on a single node) is down (a host-down fault).
+  bool host_down(int host) const;
   // A fault on one physical link (both directions) between devices a and b (b = -1: a's PCIe
   // link to the host): link-down, link-degraded or link-flapping (down 100 ms of every second).
   Status inject_link_fault(int a, int b, FaultKind kind, const std::string& source = "control");
@@ -164,6 +167,7 @@ class Node {
   std::vector<PowerLimitSet> power_limits_;  // set by timelines, restored at end_faults_of()
   std::vector<std::string> ended_sources_;
   void prune_faults();
+  void apply_fault(int device, FaultKind kind, const std::string& source);  // checked by inject_fault
 };
 
 }  // namespace npukit::emu

@@ -306,6 +306,8 @@ ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const
     return Block::kWait;
   }
   if (host_ns > 0) {
+    // Host work (input, malloc/free) runs on the rank's host: a slow host takes longer.
+    host_ns = static_cast<Nanos>(static_cast<double>(host_ns) * node_.device(r.ctx->device()).health().host_slowdown());
     delay(rank, host_ns);
     return Block::kWait;
   }

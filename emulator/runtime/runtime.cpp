@@ -100,7 +100,9 @@ void Context::issue(Task& t, bool launch) {
   bool op = t.kind == TaskKind::kKernel || t.kind == TaskKind::kCollective;
   if (graph_launch_ && op) launch = false;
   t.host_start = host_free();
-  Nanos cost = launch ? node_.device(device_).spec().runtime.kernel_launch_ns + (op ? dispatch_ns_ : 0) : 0;
+  const Device& device = node_.device(device_);
+  Nanos cost = launch ? device.spec().runtime.kernel_launch_ns + (op ? dispatch_ns_ : 0) : 0;
+  cost = static_cast<Nanos>(static_cast<double>(cost) * device.health().host_slowdown());  // a slow host
   t.ready_at = t.host_start + t.compile_ns + cost;
   host_free_ = t.ready_at;
 }

@@ -124,6 +124,11 @@ void aicore(const RuleContext& c, std::vector<Check>& out) {
   out.push_back(make("aicore", Verdict::kPass, "no AI Core task timeout, all AI Cores in service"));
 }
 
+void host(const RuleContext& c, std::vector<Check>& out) {
+  if (!c.snapshot.device(c.device, fid::kErrorCode).ok()) return;
+  out.push_back(make("host", Verdict::kPass, "the host keeps up: no slow-host incident"));
+}
+
 void power(const RuleContext& c, std::vector<Check>& out) {
   auto p = number(c, fid::kPowerWatts);
   auto limit = number(c, fid::kPowerLimitWatts);
@@ -138,6 +143,7 @@ constexpr std::string_view kEccKinds[] = {"ecc_double_bit", "ecc_single_bit_stor
 constexpr std::string_view kPageKinds[] = {"ecc_isolated_pages"};
 constexpr std::string_view kLinkKinds[] = {"links_down", "link_down", "link_flapping", "link_degraded", "links_degraded"};
 constexpr std::string_view kAicoreKinds[] = {"aicore_timeout", "aicore_degraded"};
+constexpr std::string_view kHostKinds[] = {"host_slow"};
 
 constexpr Rule kRules[] = {
     {"heartbeat", "the node's writer is alive and the device has published", kNone, heartbeat},
@@ -149,6 +155,7 @@ constexpr Rule kRules[] = {
     {"memory", "device memory temperature; informational", kNone, memory},
     {"links", "the device's HCCS / PCIe links: down, flapping, degraded, or a peer that lost its links", kLinkKinds, links},
     {"aicore", "AI Core task timeout (hang) and isolated AI Cores", kAicoreKinds, aicore},
+    {"host", "the host the NPU sits in: a slow host (contended CPU) delays its launches and input", kHostKinds, host},
     {"power", "power draw against the enforced power limit; informational", kNone, power},
 };
 
@@ -226,7 +233,9 @@ NodeReport evaluate_node(const tf::Snapshot& s, std::span<const int> devices) {
   for (Incident& inc : incidents) {
     bool touches = std::any_of(devices.begin(), devices.end(), [&](int d) { return severity_on(inc, d) != tf::Health::kOk; });
     if (!touches && devices.size() != static_cast<std::size_t>(s.device_count())) continue;
-    r.verdict = worst(r.verdict, inc.kind->entity == tf::IncidentEntity::kNode ? Verdict::kUnknown : verdict_of(inc.kind->severity));
+    // A stale node's incident says nothing is known (UNKNOWN); a live host's own (slow) is its severity.
+    bool unknown = inc.kind->entity == tf::IncidentEntity::kNode && r.stale;
+    r.verdict = worst(r.verdict, unknown ? Verdict::kUnknown : verdict_of(inc.kind->severity));
     r.incidents.push_back(std::move(inc));
   }
   if (r.stale) r.verdict = worst(r.verdict, Verdict::kUnknown);

@@ -74,6 +74,13 @@ void add_device_incidents(const tf::Snapshot& s, int d, std::vector<Incident>& o
     const tf::IncidentKind* k = tf::find_incident(code);
     // Link kinds come from the links themselves (a peer shows the code of its neighbour's).
     if (k == nullptr || k->entity == tf::IncidentEntity::kLink || k->kind == "links_down" || k->kind == "links_degraded") continue;
+    if (k->entity == tf::IncidentEntity::kNode) {  // the host's: one incident however many NPUs carry it
+      bool seen = std::any_of(out.begin(), out.end(), [&](const Incident& i) { return i.kind == k; });
+      if (seen) continue;
+      Values values{{"value", s.node().node_name}};
+      out.push_back({k, -1, -1, -1, "", {}, "node", finish(tf::fill(k->message, values)), tf::fill(k->summary, values)});
+      continue;
+    }
     Values values = device_values(s, d);
     auto [value, limit] = measured(*k, s, d);
     values.emplace_back("value", value);

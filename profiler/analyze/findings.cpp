@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "profiler/analyze/findings_internal.hpp"
+#include "profiler/analyze/ranks.hpp"
 #include "profiler/analyze/report_build.hpp"
 #include "profiler/analyze/rules.hpp"
 
@@ -25,18 +26,23 @@ constexpr double kHbmNearCapacityShare = 0.90; // peak HBM in use, share of the 
 
 // Each costed rule records what it measured in `measured` (ns per step) before its threshold.
 
+// A slow host's ranks wait for their input because the host is slow (slow_host, one root cause):
+// measured on the other hosts' ranks then.
 void starvation(const Report& r, std::vector<Finding>& out, Measured& measured) {
-  if (r.steps.empty()) return;
-  double step = 0, lead = 0, idle = 0;
-  for (const StepRow& s : r.steps) step += static_cast<double>(s.b.step), lead += static_cast<double>(s.b.preparing),
-                                    idle += static_cast<double>(s.b.free);
-  auto n = static_cast<double>(r.steps.size());
+  HostVerdict slow = slow_host_verdict(r);
+  double step = 0, lead = 0, idle = 0, n = 0;
+  for (const StepRow& s : r.steps) {
+    if (slow.slow && r.header.host_of(s.device) == slow.host) continue;
+    step += static_cast<double>(s.b.step), lead += static_cast<double>(s.b.preparing), idle += static_cast<double>(s.b.free);
+    n += 1;
+  }
+  if (n == 0) return;
   measured["data_loader_starvation"] = lead / n;
   if (step <= 0 || lead / step < kStarvationShare) return;
   Finding f{"data_loader_starvation",
                  "AI cores idle " + pct(lead / step) + " of each step waiting for input: on average " + ms(lead / n) +
                      " of each " + ms(step / n) + " step pass before the step's first task (" +
-                     std::to_string(r.steps.size()) + " device-steps).",
+                     std::to_string(static_cast<int64_t>(n)) + " device-steps).",
                  {{"idle_before_first_task_percent", 100 * lead / step},
                   {"idle_before_first_task_avg_ms", lead / n / 1e6},
                   {"step_avg_ms", step / n / 1e6},
@@ -303,6 +309,7 @@ void add_findings(const ProfileData& data, Report& r) {
   churn(data, r, r.findings);
   allocator_cost(data, r.findings, r.measured_cost_ns_per_step);
   throttling(data, r, r.findings, r.measured_cost_ns_per_step);
+  slow_host(r, r.findings, r.measured_cost_ns_per_step);
   slow_rank(r, r.findings, r.measured_cost_ns_per_step);
   host_gaps(data, r.findings, r.measured_cost_ns_per_step);
   shape_recompilation(data, r.findings, r.measured_cost_ns_per_step);

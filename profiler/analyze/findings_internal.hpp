@@ -25,6 +25,7 @@ inline std::string pct(double fraction) { return fmt("%.1f%%", fraction * 100); 
 using Measured = std::map<std::string, double>;
 
 void slow_rank(const Report& r, std::vector<Finding>& out, Measured& measured);        // findings_ranks.cpp
+void slow_host(const Report& r, std::vector<Finding>& out, Measured& measured);        // findings_ranks.cpp
 void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_clock.cpp
 void host_gaps(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_host.cpp
 void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_fusion.cpp

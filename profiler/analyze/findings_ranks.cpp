@@ -82,14 +82,105 @@ StragglerVerdict straggler(const std::vector<RankRow>& ranks) {
 
 double straggler_threshold() { return kStragglerShare; }
 
+namespace {
+
+// Each host's ranks (rows of r.ranks), in host order; empty unless recorded on several hosts.
+std::vector<std::pair<std::string, std::vector<const RankRow*>>> ranks_by_host(const Report& r) {
+  std::vector<std::pair<std::string, std::vector<const RankRow*>>> out;
+  for (const std::string& h : r.header.hosts()) out.push_back({h, {}});
+  for (const RankRow& row : r.ranks) {
+    for (auto& [host, rows] : out) {
+      if (host == r.header.host_of(row.device)) rows.push_back(&row);
+    }
+  }
+  std::erase_if(out, [](const auto& h) { return h.second.empty(); });
+  return out;
+}
+
+// The median over one host's ranks of `value`.
+template <typename Value>
+double host_median(const std::vector<const RankRow*>& rows, Value value) {
+  std::vector<double> v;
+  for (const RankRow* row : rows) v.push_back(value(*row));
+  return median(std::move(v));
+}
+
+}  // namespace
+
+HostVerdict slow_host_verdict(const Report& r) {
+  HostVerdict v;
+  auto hosts = ranks_by_host(r);
+  if (hosts.size() < 2) return v;
+  auto work = [](const RankRow& row) { return row.work(); };
+  // The median over the other hosts of each one's median.
+  auto others = [&](std::size_t skip, auto value) {
+    std::vector<double> m;
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+      if (i != skip) m.push_back(host_median(hosts[i].second, value));
+    }
+    return median(std::move(m));
+  };
+  std::size_t worst = 0;
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    double excess = host_median(hosts[i].second, work) - others(i, work);
+    if (i == 0 || excess > v.excess_ns) worst = i, v.excess_ns = excess, v.baseline_ns = others(i, work);
+  }
+  v.host = hosts[worst].first;
+  v.work_ns = host_median(hosts[worst].second, work);
+  for (const RankRow* row : hosts[worst].second) v.ranks.push_back(row->rank >= 0 ? row->rank : row->device);
+  std::sort(v.ranks.begin(), v.ranks.end());
+  double worst_phase = -1;
+  for (const Phase& p : kPhases) {
+    auto field = [&](const RankRow& row) { return row.*p.field; };
+    double excess = host_median(hosts[worst].second, field) - others(worst, field);
+    if (excess > worst_phase) worst_phase = excess, v.phase = p.name, v.phase_excess_ns = excess;
+  }
+  v.slow = v.baseline_ns > 0 && v.excess_ns / v.baseline_ns >= kStragglerShare;
+  return v;
+}
+
+namespace {
+
+// "8-15", or "8, 10, 12" when they do not run on.
+std::string rank_list(const std::vector<int>& ranks) {
+  bool run = !ranks.empty() && ranks.back() - ranks.front() + 1 == static_cast<int>(ranks.size());
+  if (run && ranks.size() > 1) return std::to_string(ranks.front()) + "-" + std::to_string(ranks.back());
+  std::string out;
+  for (int rank : ranks) out += (out.empty() ? "" : ", ") + std::to_string(rank);
+  return out;
+}
+
+}  // namespace
+
+void slow_host(const Report& r, std::vector<Finding>& out, Measured& measured) {
+  HostVerdict v = slow_host_verdict(r);
+  if (v.host.empty()) return;
+  measured["slow_host"] = std::max(0.0, v.excess_ns);
+  if (!v.slow) return;
+  Finding f{"slow_host",
+            "Straggler host: " + v.host + " (ranks " + rank_list(v.ranks) + ") works " + ms(v.work_ns) + " per step against " +
+                ms(v.baseline_ns) + " on the other hosts (the median), " + pct(v.excess_ns / v.baseline_ns) +
+                " slower; its ranks lose " + ms(v.phase_excess_ns) + " of it " + v.phase +
+                " (the phase where they differ most), and every rank waits for them in the cross-host collectives.",
+            {{"work_ms_per_step", v.work_ns / 1e6},
+             {"other_hosts_median_ms_per_step", v.baseline_ns / 1e6},
+             {"percent_slower", 100 * v.excess_ns / v.baseline_ns},
+             {"phase_excess_ms_per_step", v.phase_excess_ns / 1e6},
+             {"ranks", static_cast<double>(v.ranks.size())}}};
+  f.cost_ns_per_step = v.excess_ns, f.step_ns = v.work_ns;
+  out.push_back(std::move(f));
+}
+
 void slow_rank(const Report& r, std::vector<Finding>& out, Measured& measured) {
   if (r.ranks.size() < 2) return;
   StragglerVerdict v = straggler(r.ranks);
   measured["slow_rank"] = std::max(0.0, v.excess_ns);
   if (!v.slow) return;
   const RankRow& slow = r.ranks[static_cast<std::size_t>(v.index)];
-  std::string name = slow.rank >= 0 ? "rank " + std::to_string(slow.rank) + " (device " + std::to_string(slow.device) + ")"
-                                     : "device " + std::to_string(slow.device);
+  // A slow host is the root cause of its ranks' slowness: one finding, not two.
+  HostVerdict host = slow_host_verdict(r);
+  if (host.slow && host.host == r.header.host_of(slow.device)) return;
+  std::string name = r.header.rank_label(slow.device);
   Finding f{"slow_rank",
             "Straggler: " + name + " works " + ms(slow.work()) + " per step against " + ms(v.baseline_ns) +
                 " on the other ranks (the median), " + pct(v.excess_ns / v.baseline_ns) + " slower; it loses " +

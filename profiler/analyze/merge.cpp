@@ -5,6 +5,9 @@
 #include "profiler/analyze/merge.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -57,7 +60,72 @@ void sort_tasks_by_start(std::vector<TaskRecord>& tasks) {
   tasks = std::move(sorted);
 }
 
-void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t>& ids, bool first, std::size_t rank) {
+template <typename Value>
+std::map<int, Value> shifted(const std::map<int, Value>& by_device, int base) {
+  std::map<int, Value> out;
+  for (const auto& [device, value] : by_device) out.emplace(device < 0 ? device : device + base, value);
+  return out;
+}
+
+// One host's part of a cluster recording in the cluster's numbering: device d becomes base + d
+// (-1, the host side, stays), link ids move past the previous hosts' (each bus numbers its own).
+void to_cluster_ids(ProfileData& p, int base, int64_t link_base) {
+  auto shift = [base](auto& device) {
+    if (device >= 0) device += base;
+  };
+  for (TaskRecord& t : p.tasks) shift(t.device);
+  for (CollectiveRecord& c : p.collectives) shift(c.device);
+  for (MemorySample& m : p.memory) shift(m.device);
+  for (NodeEvent& e : p.events) shift(e.device);
+  for (CounterSample& c : p.counters) shift(c.device);
+  for (ProfileData::AllocCall& a : p.alloc_calls) shift(a.device);
+  for (StepWindow& w : p.steps) shift(w.device);
+  std::map<int64_t, LinkRecord> links;
+  for (auto [id, l] : p.links) {
+    shift(l.device_a), shift(l.device_b);
+    l.id = id + link_base;
+    links.emplace(l.id, l);
+  }
+  p.links = std::move(links);
+  p.npu_names = shifted(p.npu_names, base);
+  p.device_ranks = shifted(p.device_ranks, base);
+  p.overlap = shifted(p.overlap, base);
+  p.hbm_capacity = shifted(p.hbm_capacity, base);
+  p.initial_clock = shifted(p.initial_clock, base);
+}
+
+std::string run_value(const ProfileData& p, const std::string& key) {
+  auto it = p.run.find(key);
+  return it == p.run.end() ? "" : it->second;
+}
+
+// Parts recorded from more than one bus (the hosts of a cluster) take cluster-wide device ids
+// and name their host.
+void place_hosts(std::vector<ProfileData>& parts, ProfileData& out) {
+  std::set<std::string> nodes;
+  for (const ProfileData& p : parts) nodes.insert(run_value(p, "node"));
+  if (nodes.size() < 2) return;
+  std::map<std::string, int64_t> link_base;  // per host: its links' offset
+  int64_t next_link = 0;
+  for (ProfileData& p : parts) {
+    std::string node = run_value(p, "node");
+    int base = std::atoi(run_value(p, "device_base").c_str());
+    auto [it, fresh] = link_base.try_emplace(node, next_link);
+    int64_t last = -1;
+    for (const auto& [id, l] : p.links) last = std::max(last, id);
+    if (fresh) next_link += last + 1;
+    else next_link = std::max(next_link, it->second + last + 1);
+    to_cluster_ids(p, base, it->second);
+    auto place = [&](int device) { out.device_hosts[device] = {node, device - base}; };
+    for (const auto& [device, name] : p.npu_names) place(device);
+    for (const StepWindow& w : p.steps) place(w.device);
+    if (!p.tasks.empty()) place(p.tasks.front().device);
+  }
+}
+
+// `first`: the first part; `first_of_bus`: the first part recorded from its bus.
+void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t>& ids, bool first, bool first_of_bus,
+                 std::size_t rank) {
   for (TaskRecord& t : part.tasks) {
     for (int64_t* f : {&t.task_type, &t.name, &t.op_type, &t.shapes, &t.dtypes, &t.formats, &t.out_shapes,
                        &t.out_dtypes, &t.out_formats, &t.state, &t.hf32}) {
@@ -83,7 +151,7 @@ void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t
   into.device_ranks.insert(part.device_ranks.begin(), part.device_ranks.end());
   into.initial_clock.insert(part.initial_clock.begin(), part.initial_clock.end());
   for (NodeEvent& e : part.events) {
-    if (first || e.device >= 0) into.events.push_back(std::move(e));  // node-level: in every rank's database
+    if (first_of_bus || e.device >= 0) into.events.push_back(std::move(e));  // node-level: in every rank's database
   }
   into.alloc_events += part.alloc_events;
   into.alloc_calls.insert(into.alloc_calls.end(), part.alloc_calls.begin(), part.alloc_calls.end());
@@ -106,10 +174,14 @@ ProfileData merge_ranks(std::vector<ProfileData> parts, std::string path) {
   std::size_t tasks = 0;
   for (const ProfileData& part : parts) tasks += part.tasks.size();
   out.tasks.reserve(tasks);
+  place_hosts(parts, out);
+  std::set<std::string> hosts_seen;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     ProfileData& part = parts[i];
     if (i == 0) out.meta = part.meta, out.run = part.run;
-    append_part(out, part, strings.map(part.strings), i == 0, i);
+    // Node-level events are in every rank's database of a bus: taken once per bus.
+    bool first_of_bus = hosts_seen.insert(run_value(part, "node")).second;
+    append_part(out, part, strings.map(part.strings), i == 0, first_of_bus, i);
   }
   // One order for every consumer: by start, then device; tasks keep "by globalTaskId" order by
   // being renumbered in it (each rank's ids start at 0).

@@ -105,6 +105,9 @@ struct ProfileData {
   std::vector<std::string> strings;         // STRING_IDS, by id
   std::map<int, std::string> npu_names;     // NPU_INFO
   std::map<int, int> device_ranks;          // RANK_DEVICE_MAP: device -> rank (ranks >= 0 only)
+  // Ranks recorded on several hosts of a cluster (merge_ranks): devices carry their cluster-wide
+  // ids (the host's EMU_RUN device_base + its own id) and this names each one's host.
+  std::map<int, std::pair<std::string, int>> device_hosts;  // device -> (host, its id on that host)
   int64_t session_start = 0, session_end = 0;
   bool complete = false;
   std::vector<std::string> damage;  // what a damaged database lacks or has broken ("no EMU_EVENT table")

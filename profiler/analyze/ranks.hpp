@@ -23,6 +23,20 @@ struct StragglerVerdict {
   bool slow = false;         // excess >= straggler_threshold() of the baseline
 };
 StragglerVerdict straggler(const std::vector<RankRow>& ranks);
+
+// Ranks recorded on several hosts: the host whose ranks' median own work is furthest above the
+// median of the other hosts' medians, and the phase where most of the difference lies.
+struct HostVerdict {
+  std::string host;           // "" unless the report holds ranks of two or more hosts
+  std::vector<int> ranks;     // its ranks
+  double work_ns = 0;         // its ranks' median own work per step
+  double excess_ns = 0;       // that minus the other hosts' median
+  double baseline_ns = 0;
+  std::string phase;
+  double phase_excess_ns = 0;
+  bool slow = false;          // excess >= straggler_threshold() of the baseline
+};
+HostVerdict slow_host_verdict(const Report& report);
 double straggler_threshold();  // 0.05
 
 }  // namespace npukit::prof

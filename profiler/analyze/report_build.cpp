@@ -63,6 +63,7 @@ ReportHeader header_of(const ProfileData& d) {
   h.db = d.db_path;
   h.ranks = d.ranks;
   h.device_ranks = d.device_ranks;
+  for (const auto& [device, host] : d.device_hosts) h.device_hosts[device] = {host.first, host.second};
   auto meta = [&](const char* k) { auto it = d.meta.find(k); return it == d.meta.end() ? std::string() : it->second; };
   h.schema_version = meta("SCHEMA_VERSION");
   h.producer = meta("PRODUCER");
@@ -411,6 +412,27 @@ Result<Report> build_report(const ProfileData& data, const ReportOptions& option
 }  // namespace npukit::prof
 
 namespace npukit::prof {
+
+std::string ReportHeader::rank_label(int device) const {
+  auto rank = device_ranks.find(device);
+  auto host = device_hosts.find(device);
+  std::string where = host == device_hosts.end() ? "device " + std::to_string(device)
+                                                 : "device " + std::to_string(host->second.local) + " of " + host->second.host;
+  return rank == device_ranks.end() ? where : "rank " + std::to_string(rank->second) + " (" + where + ")";
+}
+
+std::string ReportHeader::host_of(int device) const {
+  auto it = device_hosts.find(device);
+  return it == device_hosts.end() ? "" : it->second.host;
+}
+
+std::vector<std::string> ReportHeader::hosts() const {
+  std::vector<std::string> out;
+  for (const auto& [device, h] : device_hosts) {
+    if (std::find(out.begin(), out.end(), h.host) == out.end()) out.push_back(h.host);
+  }
+  return out;
+}
 
 std::string ReportHeader::recording_state() const {
   if (!damage.empty()) {

@@ -26,10 +26,21 @@ struct DurationStats {
 // Fills count/total/min/max/avg/median (reorders `durations`); ratio is left to the caller.
 DurationStats duration_stats(std::vector<int64_t>& durations);
 
+// Where a device of a cluster recording is: its host (that host's bus name) and its id there.
+struct HostDevice {
+  std::string host;
+  int local = 0;
+};
+
 struct ReportHeader {
   std::string db;
   int ranks = 1;  // rank databases merged (one PROF_ tree each)
   std::map<int, int> device_ranks;  // device -> rank, where the recording knows it
+  std::map<int, HostDevice> device_hosts;  // ranks recorded on several hosts: each device's host
+  // How every surface names a device: "rank 9 (device 1 of c-1)", "rank 3 (device 3)", "device 3".
+  std::string rank_label(int device) const;
+  std::string host_of(int device) const;  // "" unless recorded on several hosts
+  std::vector<std::string> hosts() const;  // in device order, each once
   std::string schema_version, producer;
   bool complete = true;
   std::vector<std::string> damage;  // a damaged recording: what it lacks or has broken (never "complete")

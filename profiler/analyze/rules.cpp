@@ -97,6 +97,14 @@ constexpr RuleDef kRules[] = {
      Severity::kWarning,
      "look at the slow rank's device: npu-smi info/health for its clock, temperature and cores, npu-smi "
      "diag for its compute; balance its input or its share of the model"},
+    {"slow_host", "per-rank step breakdown grouped by host (ranks recorded on several hosts of a cluster: each "
+     "rank's EMU_RUN node)",
+     "the median own work of one host's ranks is >= 5% above the median of the other hosts'",
+     "that host's median own work per step minus the other hosts' (every rank waits that long in the "
+     "cross-host collectives)",
+     Severity::kWarning,
+     "look at the host rather than one NPU: its CPU load and frequency (top, the data loader's workers), "
+     "npu-smi health on it for a slow-host or thermal incident; move the job off it or fix its input pipeline"},
     {"incomplete_recording", "META_DATA RECORDING_STATE, EMU_RUN node_lost",
      "the recorder stopped before finalizing, or the node went away mid-recording", "",
      Severity::kWarning, "re-record; this report covers what was committed"},

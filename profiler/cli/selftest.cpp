@@ -31,6 +31,7 @@ constexpr double kMaxCostError = 0.25;
 
 struct Row {
   std::string name, cause, baseline, injects;
+  std::string spec;  // the node (or cluster) both runs on; "" = npu-emud's default
 };
 
 struct Run {
@@ -61,7 +62,7 @@ Result<std::vector<Row>> load_matrix(const std::string& dir, const std::vector<s
   if (!doc.is_object() || !doc["scenarios"].is_array()) return InvalidArgument(file + ": expected {\"scenarios\": [...]}");
   std::vector<Row> rows;
   for (const json& s : doc["scenarios"]) {
-    Row r{s.value("name", ""), s.value("cause", ""), s.value("baseline", ""), s.value("injects", "")};
+    Row r{s.value("name", ""), s.value("cause", ""), s.value("baseline", ""), s.value("injects", ""), s.value("spec", "")};
     if (r.name.empty() || r.cause.empty() || r.baseline.empty()) {
       return InvalidArgument(file + ": every scenario needs a name, a cause and a baseline");
     }
@@ -99,11 +100,13 @@ int run_tool(const std::vector<std::string>& argv) {
   return child.ok() ? child->wait() : 127;
 }
 
-// Records `workload` on a fresh node and builds its report.
-Result<Run> run_scenario(const std::string& dir, const std::string& name, const std::string& tmp) {
+// Records `workload` on a fresh node of `spec` (a cluster: every host's ranks) and builds its report.
+Result<Run> run_scenario(const std::string& dir, const std::string& name, const std::string& tmp, const std::string& spec) {
   std::string node = "npuprof-selftest-" + std::to_string(getpid()) + "-" + name;
   std::string emud = tool("npu-emud", "emulator");
-  if (run_tool({emud, "start", "--node-name", node, "--seed", "7"}) != 0) {
+  std::vector<std::string> start = {emud, "start", "--node-name", node, "--seed", "7"};
+  if (!spec.empty()) start.insert(start.end(), {"--spec", spec});
+  if (run_tool(start) != 0) {
     return Status(Code::kUnavailable, "selftest: could not start a node with " + emud);
   }
   RecordOptions options;
@@ -136,13 +139,13 @@ int run_selftest(const SelftestArgs& args) {
   fs::path tmp = fs::temp_directory_path() / ("npuprof-selftest-" + std::to_string(getpid()));
   fs::create_directories(tmp);
   std::map<std::string, Run> runs;
-  auto get = [&](const std::string& name) -> Result<const Run*> {
+  auto get = [&](const std::string& name, const std::string& spec) -> Result<const Run*> {
     if (auto it = runs.find(name); it != runs.end()) return &it->second;
     std::fprintf(stderr, "npu-prof selftest: %s\n", name.c_str());
     Result<Run> run = Status::Ok();
     {
       QuietOutput quiet(tmp.string() + "/" + name + ".log");
-      run = run_scenario(dir, name, tmp.string());
+      run = run_scenario(dir, name, tmp.string(), spec);
     }
     if (!run.ok()) return run.status();
     return &runs.emplace(name, std::move(*run)).first->second;
@@ -151,8 +154,8 @@ int run_selftest(const SelftestArgs& args) {
   int right = 0;
   double errors = 0;
   for (const Row& row : *rows) {
-    auto base = get(row.baseline);
-    auto run = base.ok() ? get(row.name) : base;
+    auto base = get(row.baseline, row.spec);
+    auto run = base.ok() ? get(row.name, row.spec) : base;
     if (!run.ok()) {  // the logs stay for a look
       return std::fprintf(stderr, "npu-prof: %s (logs in %s)\n", run.status().message().c_str(), tmp.c_str()), kExitFailed;
     }

@@ -194,7 +194,7 @@ Status EventMapper::collective(const tf::Event& e) {
                                     int64_t{0}, dtype, g ? g->algorithm : ids_.na, count, *op_type,
                                     int64_t{e.device}, int64_t{g ? g->info.size() : 0}}));
   double bandwidth = end > start ? static_cast<double>(bytes) * 1e9 / static_cast<double>(end - start) : 0.0;
-  int64_t src_rank = g ? g->info.rank_of(e.device) : e.device;
+  int64_t src_rank = g ? g->info.rank_of(e.device + options_.device_base) : e.device;
   return w_.insert(Table::kCommunicationTaskInfo,
                    {*op_type, *gid, ids_.communication, int64_t{0}, g ? g->name : ids_.na, kNoNotifyId,
                     enum_id::kRdmaNA, src_rank, kNoId32, enum_id::kTransportSdma, bytes, dtype,

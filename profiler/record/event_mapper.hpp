@@ -48,6 +48,7 @@ class EventMapper {
   struct Options {
     int64_t clock_base_ns = 0;
     int64_t link_type = 1;  // ENUM_HCCL_LINK_TYPE of collectives: HCCS, or PCIE on PCIe-only nodes
+    int device_base = 0;    // a cluster host's bus: the cluster-wide id of its device 0 (groups list those)
   };
 
   static Result<EventMapper> create(ProfileWriter& writer, Resolver resolver, Options options);

@@ -11,10 +11,12 @@ namespace npukit::prof {
 namespace tf = telemetry;
 
 Result<RankSinks> RankSinks::create(const RankSinkOptions& o, EventMapper::Resolver resolver) {
-  auto dirs = create_prof_dirs(o.out_dir, o.realtime_ns, o.devices);
+  auto dirs = o.dirs.empty() ? create_prof_dirs(o.out_dir, o.realtime_ns, o.devices) : Result<std::vector<ProfPaths>>(o.dirs);
   if (!dirs.ok()) return dirs.status();
+  if (static_cast<int>(dirs->size()) != o.devices) return InternalError("one PROF_ tree per device is needed");
   RankSinks out;
   out.resolve_ = resolver;
+  out.device_base_ = o.device_base;
   for (int d = 0; d < o.devices; ++d) {
     RankSink sink;
     sink.device = d;
@@ -22,7 +24,7 @@ Result<RankSinks> RankSinks::create(const RankSinkOptions& o, EventMapper::Resol
     auto writer = ProfileWriter::create(sink.paths.db, o.session_start_ns);
     if (!writer.ok()) return writer.status();
     sink.writer = std::move(*writer);
-    auto mapper = EventMapper::create(*sink.writer, resolver, {.clock_base_ns = o.clock_base_ns, .link_type = o.link_type});
+    auto mapper = EventMapper::create(*sink.writer, resolver, {.clock_base_ns = o.clock_base_ns, .link_type = o.link_type, .device_base = o.device_base});
     if (!mapper.ok()) return mapper.status();
     sink.mapper = std::make_unique<EventMapper>(std::move(*mapper));
     sink.sampler = std::make_unique<CounterSampler>(*sink.writer, o.clock_base_ns, d);
@@ -110,8 +112,8 @@ Status RankSinks::sample(const tf::Snapshot& snap) {
 uint64_t RankSinks::samples() const { return sinks_.empty() ? 0 : sinks_.front().sampler->samples(); }
 
 int RankSinks::rank_of(int device) const {
-  auto it = ranks_.find(device);
-  return it == ranks_.end() ? device : it->second;
+  auto it = ranks_.find(device_base_ + device);
+  return it == ranks_.end() ? device_base_ + device : it->second;
 }
 
 // A device that ran no task while recording has nothing to profile: its tree goes, unless no

@@ -4,7 +4,8 @@
 // one is a whole msprof profile of its rank.
 //
 // Ranks: a job_started event lists the job's devices by rank; a device's rank is its place in
-// the first job that used it (its device id when no job said). At finalize, trees of devices that
+// the first job that used it (its device id when no job said). On one host of a cluster, jobs
+// list cluster-wide ids: the bus's device d is device_base + d there. At finalize, trees of devices that
 // ran no task are removed (unless none did), and every database is finalized, in parallel.
 //
 // Thread-safety: one thread owns the sinks (finalize() uses worker threads internally).
@@ -40,6 +41,10 @@ struct RankSinkOptions {
   int64_t session_start_ns = 0;  // opens each SESSION_TIME_INFO
   int64_t clock_base_ns = 0;     // bus time -> Unix ns
   int64_t link_type = 1;         // ENUM_HCCL_LINK_TYPE of collectives without a communicator
+  int device_base = 0;           // the bus's device 0 in the cluster's numbering (NodeInfo)
+  // The PROF_ trees, one per device, when the caller made them (several hosts' buses recorded as
+  // one collection); empty: created here under out_dir.
+  std::vector<ProfPaths> dirs = {};
 };
 
 class RankSinks {
@@ -76,7 +81,8 @@ class RankSinks {
 
   EventMapper::Resolver resolve_;
   std::vector<RankSink> sinks_;     // by device
-  std::map<int, int> ranks_;        // device -> rank, from job_started events
+  std::map<int, int> ranks_;        // cluster-wide device id -> rank, from job_started events
+  int device_base_ = 0;
 };
 
 }  // namespace npukit::prof

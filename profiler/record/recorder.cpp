@@ -17,6 +17,7 @@
 #include "profiler/store/prof_layout.hpp"
 #include "profiler/store/schema.hpp"
 #include "telemetry/client.hpp"
+#include "telemetry/control.hpp"
 #include "telemetry/naming.hpp"
 
 namespace npukit::prof {
@@ -36,6 +37,38 @@ std::string join(const std::vector<std::string>& words) {
   return out;
 }
 
+// One bus a recording reads: the node, or one host of a cluster (each host publishes its own).
+struct Source {
+  std::string node;
+  std::unique_ptr<tf::Client> client;
+  std::unique_ptr<tf::EventCursor> cursor;  // until the pump takes it
+  std::unique_ptr<EventPump> pump;
+  std::unordered_map<uint32_t, std::string> strings;  // bus string ids seen so far
+  std::optional<RankSinks> sinks;                     // one PROF_ tree per device of the bus
+  std::optional<tf::Snapshot> first;                  // at open
+  std::set<uint64_t> open_jobs;
+  uint64_t events = 0, missed = 0;
+};
+
+// The buses of `node`: itself, or, for a cluster's name (a control socket without a bus of its
+// own), every host's bus in host order.
+Result<std::vector<std::string>> buses_of(const RecordOptions& o) {
+  if (o.backend != "shm") return std::vector<std::string>{o.node};
+  auto own = tf::open_client(o.backend, {.node = o.node});
+  if (own.ok()) return std::vector<std::string>{o.node};
+  auto control = tf::ControlClient::connect(o.node, tf::control_socket_path(o.node), std::chrono::seconds(5));
+  if (!control.ok()) return own.status();
+  auto reply = (*control)->call({{"op", "status"}});
+  if (!reply.ok() || !reply->contains("hosts") || !(*reply)["hosts"].is_array() || (*reply)["hosts"].empty()) {
+    return own.status();
+  }
+  std::vector<std::string> hosts;
+  for (const auto& h : (*reply)["hosts"]) {
+    if (h.is_string()) hosts.push_back(h.get<std::string>());
+  }
+  return hosts;
+}
+
 class Recording {
  public:
   Recording(const RecordOptions& options, const std::atomic<bool>* stop) : o_(options), stop_(stop) {}
@@ -45,50 +78,54 @@ class Recording {
   Result<RecordResult> finish();
 
  private:
-  Status open_bus();
-  Status describe_run(const tf::Snapshot& snapshot);
-  Status ingest(const PumpBatch& batch, bool sample_due);
+  Status open_bus(Source& src);
+  Status open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& next_dir, Source& src);
+  Status describe_run(Source& src, const tf::Snapshot& snapshot);
+  Status ingest(Source& src, const PumpBatch& batch, bool sample_due);
   Status step(Clock::time_point& next_sample);
   bool done(bool caught_up);
+  bool caught_up() const;
+  bool drained() const;
+  bool jobs_open() const;
   const RecordOptions& o_;
   const std::atomic<bool>* stop_;
-  std::unique_ptr<tf::Client> client_;
-  std::unique_ptr<tf::EventCursor> cursor_;  // until the pump takes it
-  std::unique_ptr<EventPump> pump_;
-  std::unordered_map<uint32_t, std::string> strings_;  // bus string ids seen so far
-  std::optional<RankSinks> sinks_;  // one PROF_ tree per device
+  std::vector<Source> sources_;
   std::optional<ChildProcess> child_;
-  std::set<uint64_t> open_jobs_;
   Clock::time_point deadline_ = Clock::time_point::max();
   bool stopping_ = false;
   bool reading_done_ = false;
   bool work_ended_ = false;
-  std::string stale_;
+  std::string stale_;  // "<node>: <reason>" of the first bus that went stale
   RecordResult result_;
 };
 
-Status Recording::open_bus() {
+Status Recording::open_bus(Source& src) {
   // An in-process writer lives as long as this process: no heartbeat staleness for it.
   auto stale_after = o_.backend == "inprocess" ? std::chrono::nanoseconds(0) : std::chrono::nanoseconds(std::chrono::seconds(2));
-  auto client = tf::open_client(o_.backend, {.node = o_.node, .stale_after = stale_after});
+  auto client = tf::open_client(o_.backend, {.node = src.node, .stale_after = stale_after});
   if (!client.ok()) return client.status();
-  client_ = std::move(*client);
-  auto cursor = client_->open_events(o_.lossless);
+  src.client = std::move(*client);
+  auto cursor = src.client->open_events(o_.lossless);
   if (!cursor.ok()) {
     std::string hint = o_.lossless ? " (lossless recording needs write access to the node's segment: run as the "
                                      "daemon's user, or record with --mode lossy)"
                                    : "";
-    return Status(Code::kUnavailable, "cannot read the events of node '" + o_.node + "': " +
+    return Status(Code::kUnavailable, "cannot read the events of node '" + src.node + "': " +
                                           cursor.status().message() + hint);
   }
-  cursor_ = std::move(*cursor);
+  src.cursor = std::move(*cursor);
+  auto snap = src.client->snapshot();
+  if (!snap.ok()) return snap.status();
+  if (snap->stale()) return Status(Code::kUnavailable, "node '" + src.node + "' is stale: " + snap->stale_reason());
+  src.first = std::move(*snap);
   return Status::Ok();
 }
 
-Status Recording::describe_run(const tf::Snapshot& s) {
-  auto set = [&](std::string_view k, const std::string& v) { return sinks_->set_run(k, v); };
+Status Recording::describe_run(Source& src, const tf::Snapshot& s) {
+  auto set = [&](std::string_view k, const std::string& v) { return src.sinks->set_run(k, v); };
   auto speed = s.node_field(tf::fid::kNodeSpeedRatio).number();
-  NPUKIT_RETURN_IF_ERROR(set("node", o_.node));
+  NPUKIT_RETURN_IF_ERROR(set("node", src.node));
+  NPUKIT_RETURN_IF_ERROR(set("device_base", std::to_string(s.node().device_base)));
   NPUKIT_RETURN_IF_ERROR(set("node_spec", s.node().node_spec));
   NPUKIT_RETURN_IF_ERROR(set("topology", s.node().topology));
   NPUKIT_RETURN_IF_ERROR(set("driver_version", s.node().driver_version));
@@ -100,41 +137,62 @@ Status Recording::describe_run(const tf::Snapshot& s) {
   NPUKIT_RETURN_IF_ERROR(set("recorder_pid", std::to_string(getpid())));
   NPUKIT_RETURN_IF_ERROR(set("events_recorded", "0"));
   NPUKIT_RETURN_IF_ERROR(set("events_missed", "0"));
-  NPUKIT_RETURN_IF_ERROR(sinks_->insert_every(Table::kHostInfo, {std::string_view(host_uid()), std::string_view(host_name())}));
-  return sinks_->describe(s);
+  NPUKIT_RETURN_IF_ERROR(src.sinks->insert_every(Table::kHostInfo, {std::string_view(host_uid()), std::string_view(host_name())}));
+  return src.sinks->describe(s);
 }
 
-Status Recording::open() {
-  NPUKIT_RETURN_IF_ERROR(open_bus());
-  auto snap = client_->snapshot();
-  if (!snap.ok()) return snap.status();
-  if (snap->stale()) return Status(Code::kUnavailable, "node '" + o_.node + "' is stale: " + snap->stale_reason());
-  auto base = static_cast<int64_t>(snap->node().start_realtime_ns);
-  auto vt = snap->node_field(tf::fid::kNodeVirtualTimeNs).number();
+Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& next_dir, Source& src) {
+  const tf::Snapshot& snap = *src.first;
+  auto base = static_cast<int64_t>(snap.node().start_realtime_ns);
+  auto vt = snap.node_field(tf::fid::kNodeVirtualTimeNs).number();
   bool hccs = false;
-  for (int l = 0; l < snap->link_count(); ++l) hccs = hccs || snap->link_info(l).kind == "hccs";
-  auto resolve = [this](uint32_t id) -> Result<std::string> {
-    auto it = strings_.find(id);
-    if (it == strings_.end()) return NotFoundError("bus string id " + std::to_string(id) + " was never resolved");
+  for (int l = 0; l < snap.link_count(); ++l) hccs = hccs || snap.link_info(l).kind == "hccs";
+  Source* source = &src;
+  auto resolve = [source](uint32_t id) -> Result<std::string> {
+    auto it = source->strings.find(id);
+    if (it == source->strings.end()) return NotFoundError("bus string id " + std::to_string(id) + " was never resolved");
     return it->second;
   };
+  std::vector<ProfPaths> mine(dirs.begin() + static_cast<std::ptrdiff_t>(next_dir),
+                              dirs.begin() + static_cast<std::ptrdiff_t>(next_dir + static_cast<std::size_t>(snap.device_count())));
+  next_dir += mine.size();
   auto sinks = RankSinks::create({.out_dir = o_.out_dir,
-                                  .devices = snap->device_count(),
+                                  .devices = snap.device_count(),
                                   .realtime_ns = realtime_now_ns(),
                                   .session_start_ns = base + static_cast<int64_t>(vt.value_or(0)),
                                   .clock_base_ns = base,
-                                  .link_type = hccs ? enum_id::kLinkHccs : enum_id::kLinkPcie},
+                                  .link_type = hccs ? enum_id::kLinkHccs : enum_id::kLinkPcie,
+                                  .device_base = snap.node().device_base,
+                                  .dirs = std::move(mine)},
                                  resolve);
   if (!sinks.ok()) return sinks.status();
-  sinks_.emplace(std::move(*sinks));
-  for (RankSink& s : sinks_->sinks()) {
+  src.sinks.emplace(std::move(*sinks));
+  for (RankSink& s : src.sinks->sinks()) {
     NPUKIT_RETURN_IF_ERROR(write_device_info(s.paths.prof_dir, s.device, -1, host_uid()));
   }
-  NPUKIT_RETURN_IF_ERROR(sinks_->begin_batch());
-  NPUKIT_RETURN_IF_ERROR(describe_run(*snap));
-  NPUKIT_RETURN_IF_ERROR(sinks_->sample(*snap));
-  NPUKIT_RETURN_IF_ERROR(sinks_->commit_batch());
-  pump_ = std::make_unique<EventPump>(std::move(cursor_), o_.queue_events);
+  NPUKIT_RETURN_IF_ERROR(src.sinks->begin_batch());
+  NPUKIT_RETURN_IF_ERROR(describe_run(src, snap));
+  NPUKIT_RETURN_IF_ERROR(src.sinks->sample(snap));
+  NPUKIT_RETURN_IF_ERROR(src.sinks->commit_batch());
+  src.pump = std::make_unique<EventPump>(std::move(src.cursor), o_.queue_events / sources_.size());
+  return Status::Ok();
+}
+
+Status Recording::open() {
+  auto buses = buses_of(o_);
+  if (!buses.ok()) return buses.status();
+  sources_.resize(buses->size());
+  int devices = 0;
+  for (std::size_t i = 0; i < sources_.size(); ++i) {
+    sources_[i].node = (*buses)[i];
+    NPUKIT_RETURN_IF_ERROR(open_bus(sources_[i]));
+    devices += sources_[i].first->device_count();
+  }
+  // Every bus's trees in one go: one recording (one timestamp and tag), numbered in bus order.
+  auto dirs = create_prof_dirs(o_.out_dir, realtime_now_ns(), devices);
+  if (!dirs.ok()) return dirs.status();
+  std::size_t next_dir = 0;
+  for (Source& src : sources_) NPUKIT_RETURN_IF_ERROR(open_sinks(*dirs, next_dir, src));
   return Status::Ok();
 }
 
@@ -149,33 +207,57 @@ Status Recording::start_command() {
   return Status::Ok();
 }
 
-Status Recording::ingest(const PumpBatch& batch, bool sample_due) {
+Status Recording::ingest(Source& src, const PumpBatch& batch, bool sample_due) {
+  src.missed += batch.missed;
   result_.missed += batch.missed;
   if (batch.lossless_lost && !result_.lossless_lost) {
     result_.lossless_lost = true;
-    std::fprintf(o_.log, "npu-prof: warning: the node evicted the recorder (it fell behind); continuing lossy\n");
+    std::fprintf(o_.log, "npu-prof: warning: node '%s' evicted the recorder (it fell behind); continuing lossy\n",
+                 src.node.c_str());
   }
   if (batch.events.empty() && !sample_due && batch.missed == 0) return Status::Ok();
-  for (const auto& [id, text] : batch.strings) strings_[id] = text;
+  for (const auto& [id, text] : batch.strings) src.strings[id] = text;
   for (const tf::Event& e : batch.events) {
-    if (e.type == tf::EventType::kJobStarted) open_jobs_.insert(e.words[0]);
-    if (e.type == tf::EventType::kJobFinished) open_jobs_.erase(e.words[0]);
+    if (e.type == tf::EventType::kJobStarted) src.open_jobs.insert(e.words[0]);
+    if (e.type == tf::EventType::kJobFinished) src.open_jobs.erase(e.words[0]);
   }
+  src.events += batch.events.size();
   result_.events += batch.events.size();
   std::optional<tf::Snapshot> snap;
   if (sample_due) {
-    auto s = client_->snapshot();
-    if (s.ok() && s->stale()) stale_ = s->stale_reason();
+    auto s = src.client->snapshot();
+    if (s.ok() && s->stale() && stale_.empty()) stale_ = (sources_.size() > 1 ? src.node + ": " : "") + s->stale_reason();
     if (s.ok()) snap = std::move(*s);
   }
   // While the recorded work runs, one background writer leaves the node its core; once it has
   // ended, every core writes (each rank's database on one thread).
   int threads = work_ended_ ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : 1;
-  return sinks_->write({.events = &batch.events,
-                        .snapshot = snap ? &*snap : nullptr,
-                        .run = {{"events_recorded", std::to_string(result_.events)},
-                                {"events_missed", std::to_string(result_.missed)}}},
-                       threads);
+  return src.sinks->write({.events = &batch.events,
+                           .snapshot = snap ? &*snap : nullptr,
+                           .run = {{"events_recorded", std::to_string(src.events)},
+                                   {"events_missed", std::to_string(src.missed)}}},
+                          threads);
+}
+
+bool Recording::caught_up() const {
+  for (const Source& s : sources_) {
+    if (!s.pump->caught_up()) return false;
+  }
+  return true;
+}
+
+bool Recording::drained() const {
+  for (const Source& s : sources_) {
+    if (!s.pump->drained()) return false;
+  }
+  return true;
+}
+
+bool Recording::jobs_open() const {
+  for (const Source& s : sources_) {
+    if (!s.open_jobs.empty()) return true;
+  }
+  return false;
 }
 
 // Whether reading should end. Also notes when the recorded work ended (the command exited, a
@@ -197,20 +279,25 @@ bool Recording::done(bool caught_up) {
     work_ended_ = true;
     deadline_ = std::min(deadline_, now + o_.drain);
   }
-  return caught_up && open_jobs_.empty();
+  return caught_up && !jobs_open();
 }
 
-// One pop-and-write step; ends reading once the recording should end.
+// One pop-and-write step per bus; ends reading once the recording should end.
 Status Recording::step(Clock::time_point& next_sample) {
-  std::optional<PumpBatch> batch = pump_->pop(std::chrono::milliseconds(50));
   bool sample_due = Clock::now() >= next_sample;
   if (sample_due) next_sample = Clock::now() + o_.sample_interval;
-  NPUKIT_RETURN_IF_ERROR(ingest(batch ? *batch : PumpBatch{}, sample_due));
-  // Once the recording should end, read up to the ring's head, then write all that was read.
-  if (!reading_done_ && done(pump_->caught_up())) {
+  auto wait = std::chrono::milliseconds(50) / static_cast<int>(sources_.size());
+  for (Source& src : sources_) {
+    std::optional<PumpBatch> batch = src.pump->pop(wait);
+    NPUKIT_RETURN_IF_ERROR(ingest(src, batch ? *batch : PumpBatch{}, sample_due));
+  }
+  // Once the recording should end, read up to each ring's head, then write all that was read.
+  if (!reading_done_ && done(caught_up())) {
     reading_done_ = true;
-    if (stale_.empty()) pump_->finish();
-    else pump_->stop();
+    for (Source& src : sources_) {
+      if (stale_.empty()) src.pump->finish();
+      else src.pump->stop();
+    }
   }
   return Status::Ok();
 }
@@ -226,7 +313,7 @@ Status Recording::run() {
   });
   background.join();
   NPUKIT_RETURN_IF_ERROR(recording);
-  while (!reading_done_ || !pump_->drained()) NPUKIT_RETURN_IF_ERROR(step(next_sample));
+  while (!reading_done_ || !drained()) NPUKIT_RETURN_IF_ERROR(step(next_sample));
   if (!stale_.empty()) {
     std::fprintf(o_.log, "npu-prof: warning: node '%s' went stale (%s); the recording ends here\n", o_.node.c_str(),
                  stale_.c_str());
@@ -236,22 +323,27 @@ Status Recording::run() {
 
 Result<RecordResult> Recording::finish() {
   if (child_) result_.command_exit = child_->wait();
-  NPUKIT_RETURN_IF_ERROR(sinks_->begin_batch());
-  if (auto snap = client_->snapshot(); snap.ok()) NPUKIT_RETURN_IF_ERROR(sinks_->sample(*snap));
-  result_.samples = sinks_->samples();
-  NPUKIT_RETURN_IF_ERROR(sinks_->set_run("lossless_lost", result_.lossless_lost ? "1" : "0"));
-  NPUKIT_RETURN_IF_ERROR(sinks_->set_run("samples", std::to_string(result_.samples)));
-  NPUKIT_RETURN_IF_ERROR(sinks_->set_run("command_exit", std::to_string(result_.command_exit)));
-  // The node died or stalled mid-recording: what came before is kept, the report says INCOMPLETE.
-  NPUKIT_RETURN_IF_ERROR(sinks_->set_run("node_lost", stale_));
-  NPUKIT_RETURN_IF_ERROR(sinks_->commit_batch());
-  auto stats = sinks_->finalize(host_uid());
-  if (!stats.ok()) return stats.status();
-  result_.finalize = *stats;
-  result_.out_dir = o_.out_dir;
-  for (RankSink& s : sinks_->sinks()) {
-    result_.ranks.push_back({s.paths.db, s.paths.prof_dir, s.device, sinks_->rank_of(s.device)});
+  for (Source& src : sources_) {
+    RankSinks& sinks = *src.sinks;
+    NPUKIT_RETURN_IF_ERROR(sinks.begin_batch());
+    if (auto snap = src.client->snapshot(); snap.ok()) NPUKIT_RETURN_IF_ERROR(sinks.sample(*snap));
+    result_.samples = std::max(result_.samples, sinks.samples());
+    NPUKIT_RETURN_IF_ERROR(sinks.set_run("lossless_lost", result_.lossless_lost ? "1" : "0"));
+    NPUKIT_RETURN_IF_ERROR(sinks.set_run("samples", std::to_string(sinks.samples())));
+    NPUKIT_RETURN_IF_ERROR(sinks.set_run("command_exit", std::to_string(result_.command_exit)));
+    // The node died or stalled mid-recording: what came before is kept, the report says INCOMPLETE.
+    NPUKIT_RETURN_IF_ERROR(sinks.set_run("node_lost", stale_));
+    NPUKIT_RETURN_IF_ERROR(sinks.commit_batch());
+    auto stats = sinks.finalize(host_uid());
+    if (!stats.ok()) return stats.status();
+    result_.finalize.orphan_launches += stats->orphan_launches;
+    result_.finalize.overlap_rows += stats->overlap_rows;
+    result_.finalize.steps = std::max(result_.finalize.steps, stats->steps);
+    for (RankSink& s : sinks.sinks()) {
+      result_.ranks.push_back({s.paths.db, s.paths.prof_dir, s.device, sinks.rank_of(s.device)});
+    }
   }
+  result_.out_dir = o_.out_dir;
   return result_;
 }
 

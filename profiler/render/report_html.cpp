@@ -37,12 +37,6 @@ td:first-child,th:first-child{text-align:left}.legend span{margin-right:14px}.le
 .verdict{font-weight:600}svg{vertical-align:middle}.spark{background:#fafafa;border:1px solid #eee}
 )";
 
-std::string rank_label(const ReportHeader& h, int device) {
-  auto it = h.device_ranks.find(device);
-  return it == h.device_ranks.end() ? "device " + std::to_string(device)
-                                    : "rank " + std::to_string(it->second) + " (device " + std::to_string(device) + ")";
-}
-
 std::string settings(const ReportHeader& h) {
   std::string out;
   for (const auto& [key, value] : h.job) out += ", " + key + " " + value;
@@ -115,7 +109,7 @@ std::string ranks_section(const Report& r) {
     StragglerVerdict v = straggler(r.ranks);
     const RankRow& slow = r.ranks[static_cast<std::size_t>(v.index)];
     out += "<p class=\"verdict\">" +
-           (v.slow ? "Straggler: " + rank_label(r.header, slow.device) + ", " +
+           (v.slow ? "Straggler: " + r.header.rank_label(slow.device) + ", " +
                          checked(v.excess_ns * kMs, 3, "/ranks/verdict/excess_ms") + " ms per step over the other ranks' median, lost " +
                          escape(v.phase)
                    : std::string("No straggler: every rank's own work within 5% of the others' median")) +
@@ -133,7 +127,7 @@ std::string ranks_section(const Report& r) {
                                   {"communication not overlapped (ms)", row.comm_exposed * kMs, kCommWait},
                                   {"idle before first task (ms)", row.preparing * kMs, kIdleLead},
                                   {"idle between tasks (ms)", row.other_idle * kMs, kIdleGaps}};
-    out += "<tr><td>" + rank_label(r.header, row.device) + "</td><td>" + checked(row.step * kMs, 3, at + "/step_ms") +
+    out += "<tr><td>" + r.header.rank_label(row.device) + "</td><td>" + checked(row.step * kMs, 3, at + "/step_ms") +
            "</td><td>" + checked(row.work() * kMs, 3, at + "/work_ms") + "</td><td>" +
            html::stacked_bar(parts, longest * kMs, 560, 14) + "</td></tr>";
   }
@@ -147,7 +141,7 @@ std::string slow_steps_section(const Report& r, const StepSummary& s) {
   for (std::size_t i = 0; i < s.slowest.size(); ++i) {
     const SlowStep& st = s.slowest[i];
     std::string at = "/summary/slowest_steps/" + std::to_string(i);
-    out += "<tr><td>" + std::to_string(st.step) + "</td><td>" + rank_label(r.header, st.device) + "</td><td>" +
+    out += "<tr><td>" + std::to_string(st.step) + "</td><td>" + r.header.rank_label(st.device) + "</td><td>" +
            checked(static_cast<double>(st.b.step), 3, at + "/step_ns", kMs) + "</td><td>" +
            checked(static_cast<double>(st.b.computing), 3, at + "/computing_ns", kMs) + "</td><td>" +
            checked(static_cast<double>(st.b.comm_not_overlapped), 3, at + "/communication_not_overlapped_ns", kMs) +
@@ -174,7 +168,7 @@ std::string memory_clock_section(const Report& r) {
                     "<th>peak (MiB)</th><th>AI-core clock</th><th>lowest (MHz)</th></tr>";
   for (std::size_t i = 0; i < r.memory.size(); ++i) {
     const MemoryRow& m = r.memory[i];
-    out += "<tr><td>" + rank_label(r.header, m.device) + "</td><td>" +
+    out += "<tr><td>" + r.header.rank_label(m.device) + "</td><td>" +
            html::sparkline(memory[m.device], static_cast<double>(end), 0, std::max(1.0, m.peak_bytes * kMiB), kComputing,
                            "HBM in use (MiB) over the recording", 320, 36) +
            "</td><td>" + checked(static_cast<double>(m.peak_bytes), 0, "/memory/devices/" + std::to_string(i) + "/peak_bytes", kMiB) +

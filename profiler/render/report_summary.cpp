@@ -41,12 +41,6 @@ std::string short_command(const std::string& command) {
   return std::filesystem::path(program).filename().string() + (space == std::string::npos ? "" : command.substr(space));
 }
 
-std::string rank_name(const ReportHeader& h, int device) {
-  auto it = h.device_ranks.find(device);
-  return (it == h.device_ranks.end() ? "device " : "rank " + std::to_string(it->second) + " (device ") +
-         std::to_string(device) + (it == h.device_ranks.end() ? "" : ")");
-}
-
 // "; dp4 x tp2, caching allocator, eager launch" from what the job recorded ("" when nothing).
 std::string job_settings(const ReportHeader& h) {
   auto get = [&](const char* key) { auto it = h.job.find(key); return it == h.job.end() ? std::string() : it->second; };
@@ -99,13 +93,13 @@ std::string slow_rank_lines(const Report& r) {
   StragglerVerdict v = straggler(r.ranks);
   const RankRow& slow = r.ranks[static_cast<std::size_t>(v.index)];
   std::string out = "Slowest:   each rank's own work per step (its step minus waiting in communication)\n";
-  out += v.slow ? "  straggler: " + rank_name(r.header, slow.device) + ", +" + fixed(100 * v.excess_ns / v.baseline_ns, 1) +
+  out += v.slow ? "  straggler: " + r.header.rank_label(slow.device) + ", +" + fixed(100 * v.excess_ns / v.baseline_ns, 1) +
                       "% over the others' median " + ms(v.baseline_ns) + "; loses " + ms(v.phase_excess_ns) + " " +
                       v.phase + "\n"
                 : "  no straggler: every rank within " + fixed(100 * straggler_threshold(), 0) + "% of the others' median\n";
   for (std::size_t i = 0; i < rows.size() && i < kSlowRanks; ++i) {
     const RankRow& row = *rows[i];
-    out += "  " + rank_name(r.header, row.device) + ": work " + fixed(row.work() / 1e6, 3) + " of " + ms(row.step) +
+    out += "  " + r.header.rank_label(row.device) + ": work " + fixed(row.work() / 1e6, 3) + " of " + ms(row.step) +
            "; compute " + fixed(row.computing / 1e6, 3) + ", comm wait " + fixed(row.comm_exposed / 1e6, 3) + ", idle " +
            fixed((row.preparing + row.other_idle) / 1e6, 3) + "\n";
   }

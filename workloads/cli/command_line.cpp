@@ -25,6 +25,7 @@ extern "C" void on_interrupt(int) { g_interrupted = true; }
 struct Args {
   std::string name, spec = "8x910B2", allocator, devices, node_name = telemetry::node_name_from_env();
   int64_t steps = 0;
+  int hosts = 0, ranks = 0;  // --hosts / --ranks (0: not given)
   double speed = 1.0;
   uint64_t seed = 1;
   bool fast = false, standalone = false, hccl = false, list = false, no_fusion = false;
@@ -39,6 +40,15 @@ void add_options(CLI::App& app, Args& a) {
       ->type_name("SPEC");
   app.add_option("--node-name,--node", a.node_name, "daemon node to submit to (default $NPU_NODE or npukit)")->type_name("NODE");
   app.add_option("--devices", a.devices, "comma-separated device ids, one per rank (data-parallel workloads scale)");
+  auto* hosts = app.add_option("--hosts", a.hosts, "cluster: run on the first N hosts (with --ranks: spread over them; default every device of each)")
+                   ->check(CLI::Range(1, 1024))
+                   ->type_name("N");
+  auto* ranks = app.add_option("--ranks", a.ranks, "cluster: R ranks in all, the same number on each host of --hosts (default 1 host)")
+                   ->check(CLI::Range(1, 1 << 16))
+                   ->type_name("R");
+  auto* devices = app.get_option("--devices");
+  hosts->excludes(devices);
+  ranks->excludes(devices);
   app.add_flag("--fast", a.fast, "standalone: run as fast as possible instead of paced");
   app.add_option("--speed", a.speed, "standalone paced: virtual seconds per wall second")->capture_default_str();
   app.add_option("--allocator", a.allocator, "caching or direct (default: the workload's)")->check(CLI::IsMember({"caching", "direct"}));
@@ -62,6 +72,29 @@ std::optional<std::vector<int>> parse_devices(const std::string& text) {
     }
     if (comma == std::string::npos) break;
     pos = comma + 1;
+  }
+  return out;
+}
+
+// --hosts H / --ranks R on a node of `spec_name`: R / H ranks on each of the first H hosts, from
+// each host's first device, in host order (rank r on host r / (R/H)); one line when they do not fit.
+Result<std::vector<int>> devices_for_hosts(const std::string& spec_name, int hosts, int ranks) {
+  auto spec = emu::load_node_spec(spec_name);
+  if (!spec.ok()) return spec.status();
+  const int per_host_max = spec->devices_per_host(), cluster_hosts = spec->hosts;
+  if (hosts == 0) hosts = 1;
+  if (hosts > cluster_hosts) {
+    return InvalidArgument("--hosts " + std::to_string(hosts) + ": " + spec->name + " has " + std::to_string(cluster_hosts) +
+                           (cluster_hosts == 1 ? " host" : " hosts"));
+  }
+  if (ranks == 0) ranks = hosts * per_host_max;
+  if (ranks % hosts != 0 || ranks / hosts > per_host_max) {
+    return InvalidArgument("--ranks " + std::to_string(ranks) + " over " + std::to_string(hosts) + " host(s): each host takes the same number, at most " +
+                           std::to_string(per_host_max) + " (its devices)");
+  }
+  std::vector<int> out;
+  for (int h = 0; h < hosts; ++h) {
+    for (int l = 0; l < ranks / hosts; ++l) out.push_back(h * per_host_max + l);
   }
   return out;
 }
@@ -183,13 +216,24 @@ int run(const Args& a) {
   co.allocator = a.allocator;
   co.fusion = !a.no_fusion;
   co.devices = *parse_devices(a.devices);
+  int rc = 0;
+  std::unique_ptr<JobBackend> backend;
+  if (a.hosts > 0 || a.ranks > 0) {  // placement needs the node's hosts: open it first
+    backend = open_backend(a, rc);
+    if (!backend) return rc;
+    auto devices = devices_for_hosts(backend->spec_name(), a.hosts, a.ranks);
+    if (!devices.ok()) {
+      std::fprintf(stderr, "npu-run: %s\n", devices.status().message().c_str());
+      return kExitUsage;
+    }
+    co.devices = *devices;
+  }
   auto points = compile_workload(*w, co);
   if (!points.ok()) {
     std::fprintf(stderr, "npu-run: %s\n", points.status().message().c_str());
     return kExitUsage;
   }
-  int rc = 0;
-  auto backend = open_backend(a, rc);
+  if (!backend) backend = open_backend(a, rc);
   if (!backend) return rc;
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);

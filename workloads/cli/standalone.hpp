@@ -20,6 +20,7 @@ class StandaloneBackend final : public JobBackend {
   Status cancel(int job) override;
   void wait(int job) override;
   std::string describe() const override;
+  std::string spec_name() const override { return node_->spec().name; }
   emu::Node& node() { return *node_; }
 
  private:

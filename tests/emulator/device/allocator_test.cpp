@@ -100,6 +100,23 @@ TEST(Allocator, OutOfMemoryMessageCarriesTheStatistics) {
             "peak allocated 1000 MiB, allocations 1, fragmentation 0.0%");
 }
 
+// A size near 2^64 (a negative byte count read as unsigned) is out of memory: rounded up to the
+// allocator's 512-byte granule it used to wrap to 0 and hand out a block that was never freed
+// (found by the program fuzz target).
+TEST(Allocator, ASizeNear2To64IsOutOfMemoryNotAWrappedBlock) {
+  for (AllocatorPolicy policy : {AllocatorPolicy::kCaching, AllocatorPolicy::kDirect}) {
+    auto node = make_node();
+    Context& ctx = make_context(*node, 0, 1000, policy);
+    auto huge = ctx.malloc(~uint64_t{0} - 63);
+    ASSERT_FALSE(huge.ok());
+    EXPECT_EQ(huge.status().code(), Code::kOutOfMemory);
+    EXPECT_EQ(huge.status().message().rfind("acl_rt_malloc failed, size=18446744073709551552; device 0: ", 0), 0u)
+        << huge.status().message();
+    EXPECT_EQ(ctx.allocator_stats().reserved_bytes, 0u);
+    EXPECT_EQ(ctx.allocator_stats().alloc_count, 0u);
+  }
+}
+
 TEST(Allocator, DirectOutOfMemoryNamesItsPolicy) {
   auto node = make_node();
   Context& ctx = make_context(*node, 0, 1000, AllocatorPolicy::kDirect);

@@ -28,7 +28,7 @@ TEST(Faults, NamesParse) {
   for (FaultKind k : all_faults()) EXPECT_EQ(*parse_fault(fault_name(k)), k);
   EXPECT_EQ(parse_fault("fan-stuck").status().message(),
             "unknown fault 'fan-stuck' (expected one of: over-temperature, hbm-double-bit, ecc-storm, "
-            "aicore-hang, link-down, device-lost, aicore-degraded, link-degraded, link-flapping)");
+            "aicore-hang, link-down, device-lost, aicore-degraded, link-degraded, link-flapping, host-slow, host-down)");
 }
 
 TEST(Faults, OverTemperatureWarnsUnderLoadAndClears) {

@@ -99,8 +99,8 @@ TEST(HealthRules, AHealthyNodePassesEveryRuleInListOrder) {
   std::vector<std::string> rules;
   for (const auto& c : report.devices[0].checks) rules.push_back(c.rule);
   EXPECT_EQ(rules, (std::vector<std::string>{"heartbeat", "device_health", "temperature", "throttling", "ecc_errors",
-                                             "ecc_isolated_pages", "memory", "links", "aicore", "power"}));
-  EXPECT_EQ(health_rules().size(), 10u);
+                                             "ecc_isolated_pages", "memory", "links", "aicore", "host", "power"}));
+  EXPECT_EQ(health_rules().size(), 11u);
 }
 
 // The device's code decides, the message names the measured value and the chip's limit.

@@ -1,0 +1,94 @@
+// Recording a job across the hosts of an emulated cluster: `npu-prof record --node <cluster>`
+// reads every host's bus into one multi-rank collection (global ranks, each host's own device
+// ids), and the merged report names the host an injected slow-host fault made the straggler.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tests/profiler/invariants.hpp"
+
+namespace npukit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string diagnosis(const std::string& name) {
+  return std::string(NPUKIT_SOURCE_DIR) + "/workloads/diagnosis/" + name + ".json";
+}
+
+// A 2-host cluster (2x8x910B2): the clean 16-rank step, host 1 slowed by hand, recorded once.
+struct ClusterRun {
+  ScopedNode node{"cluster", "--spec 2x8x910B2 --seed 7"};
+  TempDir dir{"cluster"};
+  CommandResult inject, record;
+  std::vector<std::string> dbs;
+  ClusterRun() {
+    inject = run_command(emud() + " inject --node-name " + node.name() + " --host 1 --fault host-slow");
+    record = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() + " " +
+                         diagnosis("clean-2hosts"));
+    dbs = find_dbs(dir.str());
+  }
+};
+
+const ClusterRun& cluster_run() {
+  static ClusterRun run;
+  return run;
+}
+
+TEST(ClusterRecord, EveryHostsRanksLandInOneCollectionWithGlobalRanksAndLocalDevices) {
+  const ClusterRun& run = cluster_run();
+  ASSERT_EQ(run.inject.exit_code, 0) << run.inject.output;
+  ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
+  ASSERT_EQ(run.dbs.size(), 16u) << run.record.output;
+  std::set<std::string> tags;
+  for (int rank = 0; rank < 16; ++rank) {
+    fs::path db(run.dbs[static_cast<std::size_t>(rank)]);
+    tags.insert(db.parent_path().filename().string().substr(12));
+    const int device = rank % 8;  // each host numbers its NPUs 0-7, as its npu-smi does
+    std::string d = std::to_string(device);
+    auto info = nlohmann::json::parse(read_file((db.parent_path() / ("device_" + d) / ("info.json." + d)).string()), nullptr, false);
+    ASSERT_FALSE(info.is_discarded()) << db;
+    EXPECT_EQ(info["rank_id"], rank) << db;
+    EXPECT_EQ(sqlite(db.string(), "SELECT rankId, deviceId FROM RANK_DEVICE_MAP").output, std::to_string(rank) + "|" + d + "\n");
+    std::string host = run.node.name() + "-" + std::to_string(rank / 8);
+    EXPECT_EQ(sqlite(db.string(), "SELECT value FROM EMU_RUN WHERE key = 'node'").output, host + "\n") << db;
+    // The cross-host AllReduce's group spans all 16 ranks; this rank is its own place in it.
+    EXPECT_EQ(sqlite(db.string(), "SELECT DISTINCT rankSize FROM COMMUNICATION_OP").output, "16\n") << db;
+    EXPECT_EQ(sqlite(db.string(), "SELECT DISTINCT srcRank FROM COMMUNICATION_TASK_INFO").output, std::to_string(rank) + "\n") << db;
+    for (const std::string& v : invariant_violations(db.string(), true)) ADD_FAILURE() << db << ": " << v;
+  }
+  EXPECT_EQ(tags.size(), 1u) << "one recording: one timestamp and tag across hosts";
+}
+
+TEST(ClusterRecord, TheMergedReportNamesTheSlowHostAsTheStraggler) {
+  const ClusterRun& run = cluster_run();
+  ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
+  auto r = run_command(prof() + " report " + run.dir.str() + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto report = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << r.output;
+  const std::string slow = run.node.name() + "-1";
+  ASSERT_FALSE(report["findings"].empty()) << r.output;
+  const auto& top = report["findings"][0];
+  EXPECT_EQ(top["id"], "slow_host") << r.output;
+  std::string text = top["text"];
+  EXPECT_NE(text.find("Straggler host: " + slow + " (ranks 8-15)"), std::string::npos) << text;
+  EXPECT_NE(text.find("waiting for input"), std::string::npos) << text;
+  // One root cause, one finding: neither a slow rank nor the slow host's starved input again.
+  for (const auto& f : report["findings"]) {
+    EXPECT_NE(f["id"], "slow_rank") << f.dump();
+    EXPECT_NE(f["id"], "data_loader_starvation") << f.dump();
+  }
+  auto text_report = run_command(prof() + " report " + run.dir.str());
+  EXPECT_NE(text_report.output.find("(device 3 of " + slow + ")"), std::string::npos) << text_report.output;
+}
+
+TEST(ClusterRecord, OneRankOfTheCollectionReadsAlone) {
+  const ClusterRun& run = cluster_run();
+  auto r = run_command(prof() + " report " + run.dir.str() + " --rank 9 --section steps");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Step breakdown"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace npukit::testing
