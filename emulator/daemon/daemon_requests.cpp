@@ -236,9 +236,7 @@ json Daemon::host_request(const tf::Request& request, const Face& face) {
     if (*kind != FaultKind::kHostSlow && *kind != FaultKind::kHostDown) {
       return tf::error_reply(std::string("a host takes host-slow or host-down, not ") + fault_name(*kind), "invalid_argument");
     }
-    Status s = node_->inject_fault(first, *kind);
-    for (int d = first; s.ok() && d < first + spec.devices_per_host(); ++d) record(tf::EventType::kFaultInjected, d, fault_name(*kind));
-    return status_reply(s);
+    return status_reply(node_->inject_fault(first, *kind));  // the node reports it (fault_injected)
   }
   if (request.op == "clear") {
     for (int d = first; d < first + spec.devices_per_host(); ++d) {
@@ -272,9 +270,7 @@ json Daemon::link_request(const tf::Request& request, const Face& face) {
   if (request.op != "inject") return tf::error_reply(request.op + " acts on a device, not a link", "invalid_argument");
   auto kind = parse_fault(body.value("fault", std::string()));
   if (!kind.ok()) return tf::error_reply(kind.status().message(), "invalid_argument");
-  Status s = node_->inject_link_fault(a, b, *kind);
-  if (s.ok()) record(tf::EventType::kFaultInjected, a, fault_name(*kind) + where);
-  return status_reply(s);
+  return status_reply(node_->inject_link_fault(a, b, *kind));  // the node reports it (fault_injected)
 }
 
 json Daemon::device_request(const tf::Request& request, const Face& face) {
@@ -298,9 +294,7 @@ json Daemon::device_or_link_request(const tf::Request& request, const Face& face
     if (*kind == FaultKind::kHostSlow || *kind == FaultKind::kHostDown) {
       return tf::error_reply(std::string(fault_name(*kind)) + " acts on a whole host: name it (npu-emud inject --host H)", "invalid_argument");
     }
-    Status s = node_->inject_fault(*d, *kind);
-    if (s.ok()) record(tf::EventType::kFaultInjected, *d, fault_name(*kind));
-    return status_reply(s);
+    return status_reply(node_->inject_fault(*d, *kind));  // the node reports it (fault_injected)
   }
   if (op == "clear") {
     Status s = node_->clear_faults(*d);

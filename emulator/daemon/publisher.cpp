@@ -247,6 +247,16 @@ void Publisher::on_link_state(const LinkStateRecord& r) {
             {static_cast<uint64_t>(bus), r.up ? 1u : 0u, 0, 0});
 }
 
+// EMU_EVENT fault_injected: name "<fault>" or "<fault> on link A-B" in this bus's numbering.
+void Publisher::on_fault(const FaultRecord& r) {
+  std::string name = fault_name(r.kind);
+  if (r.peer != -2) {
+    int peer = r.peer < 0 ? r.peer : bus_device(r.peer);
+    name += " on link " + tf::link_ends_name(bus_device(r.device), peer);
+  }
+  record_at(tf::EventType::kFaultInjected, r.device, r.at, name, {0, 0, 0, 0});
+}
+
 void Publisher::on_ecc(const EccRecord& r) {
   record_at(tf::EventType::kEccError, r.device, r.at, "",
             {r.double_bit ? 2u : 1u, r.errors, r.isolated_pages, r.total_after});

@@ -52,6 +52,7 @@ class Publisher final : public TaskObserver, public NodeObserver {
   void on_task_enqueued(const TaskRecord& r) override;
   void on_memory(const MemoryRecord& r) override;
   void on_link_state(const LinkStateRecord& r) override;
+  void on_fault(const FaultRecord& r) override;
   void on_ecc(const EccRecord& r) override;
   void on_clock(const ClockRecord& r) override;
   // Records a marker-like event with a name (job started/finished, faults); `device` is the

@@ -166,6 +166,7 @@ Status Node::inject_fault(int device, FaultKind kind, const std::string& source)
 }
 
 void Node::apply_fault(int device, FaultKind kind, const std::string& source) {
+  if (!events_.empty()) events_.fault({device, -2, kind, now()});
   if (!devices_[device].health().active(kind)) faults_.push_back({device, -1, false, kind, source, now(), next_fault_id_++});
   Device& d = devices_[device];
   if (kind == FaultKind::kHbmDoubleBit) {
@@ -211,6 +212,7 @@ Status Node::inject_link_fault(int a, int b, FaultKind kind, const std::string& 
   }
   uint64_t id = next_fault_id_++;
   faults_.push_back({x, y, true, kind, source, now(), id});
+  if (!events_.empty()) events_.fault({a, b, kind, now()});
   if (kind == FaultKind::kLinkFlapping) {
     flap(id, true);
   } else {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "emulator/device/allocator.hpp"
+#include "emulator/device/health.hpp"
 #include "emulator/device/memory.hpp"
 #include "emulator/device/spec.hpp"
 
@@ -63,10 +64,20 @@ struct ClockRecord {
   Nanos at = 0;
 };
 
+// A fault that took effect: injected by hand or by a workload's timeline (Node::inject_fault,
+// inject_link_fault). A host fault reports each device of its host.
+struct FaultRecord {
+  int device = 0;
+  int peer = -2;  // a link fault: its other end (-1 the host, telemetry::kRocePort the RoCE port)
+  FaultKind kind = FaultKind::kOverTemperature;
+  Nanos at = 0;
+};
+
 class NodeObserver {
  public:
   virtual ~NodeObserver() = default;
   virtual void on_memory(const MemoryRecord&) {}
+  virtual void on_fault(const FaultRecord&) {}
   virtual void on_link_state(const LinkStateRecord&) {}
   virtual void on_ecc(const EccRecord&) {}
   virtual void on_clock(const ClockRecord&) {}
@@ -85,6 +96,9 @@ class NodeEvents {
   }
   void link_state(const LinkStateRecord& r) const {
     for (NodeObserver* o : observers_) o->on_link_state(r);
+  }
+  void fault(const FaultRecord& r) const {
+    for (NodeObserver* o : observers_) o->on_fault(r);
   }
   void ecc(const EccRecord& r) const {
     for (NodeObserver* o : observers_) o->on_ecc(r);

@@ -79,6 +79,16 @@ ReportHeader header_of(const ProfileData& d) {
   h.command = d.run_value("command", "NA");
   h.job = d.job_settings;
   for (const auto& [id, name] : d.npu_names) h.devices.emplace_back(id, name);
+  for (const NodeEvent& e : d.events) {
+    if (e.type == "job_finished" && d.main_job && e.a == static_cast<uint64_t>(*d.main_job)) h.job_error = e.message;
+    if (e.type != "fault_injected") continue;
+    std::string fault = e.name + e.message;
+    auto same = [&](const ReportHeader::Fault& f) { return f.fault == fault && f.ts == e.ts; };
+    auto it = std::find_if(h.faults.begin(), h.faults.end(), same);
+    if (it == h.faults.end()) it = h.faults.insert(h.faults.end(), {fault, {}, e.ts});
+    if (e.device >= 0 && std::find(it->devices.begin(), it->devices.end(), e.device) == it->devices.end()) it->devices.push_back(e.device);
+  }
+  for (ReportHeader::Fault& f : h.faults) std::sort(f.devices.begin(), f.devices.end());
   h.session_start = d.session_start, h.session_end = d.session_end;
   h.tasks = d.tasks.size();
   h.first_task = d.tasks.empty() ? d.session_start : d.tasks.front().start;
@@ -419,6 +429,23 @@ std::string ReportHeader::rank_label(int device) const {
   std::string where = host == device_hosts.end() ? "device " + std::to_string(device)
                                                  : "device " + std::to_string(host->second.local) + " of " + host->second.host;
   return rank == device_ranks.end() ? where : "rank " + std::to_string(rank->second) + " (" + where + ")";
+}
+
+std::string ReportHeader::fault_where(const Fault& f) const {
+  if (f.devices.empty()) return f.fault;
+  if (device_hosts.empty() && f.devices.size() == devices.size() && devices.size() > 1) {
+    return f.fault + " on every NPU (" + std::to_string(devices.size()) + ")";
+  }
+  // Every device of one host: the host.
+  std::string host = host_of(f.devices.front());
+  int on_host = 0;
+  for (const auto& [device, where] : device_hosts) on_host += where.host == host;
+  bool whole_host = !host.empty() && on_host == static_cast<int>(f.devices.size()) &&
+                    std::all_of(f.devices.begin(), f.devices.end(), [&](int d) { return host_of(d) == host; });
+  if (whole_host) return f.fault + " on " + host + " (all " + std::to_string(on_host) + " NPUs)";
+  std::string out;
+  for (int d : f.devices) out += (out.empty() ? "" : ", ") + rank_label(d);
+  return f.fault + " on " + out;
 }
 
 std::string ReportHeader::host_of(int device) const {

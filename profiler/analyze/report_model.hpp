@@ -57,6 +57,17 @@ struct ReportHeader {
   uint64_t events_recorded = 0, events_missed = 0;
   bool lossless_lost = false;
   std::optional<int> command_exit;
+  std::string job_error;  // the main job ended in error: the runtime's message ("" when it did not)
+  // Faults injected while recording (EMU_EVENT fault_injected), one per fault and moment, with
+  // the devices it hit: what the emulator did, for the reader to set against the findings.
+  struct Fault {
+    std::string fault;   // "host-slow", "over-temperature", "link-degraded on link 3-roce"
+    std::vector<int> devices;
+    int64_t ts = 0;      // Unix ns
+  };
+  std::vector<Fault> faults;
+  // "host-down on cx-1 (all 8 NPUs)", "over-temperature on rank 3 (device 3)": the devices by host.
+  std::string fault_where(const Fault& f) const;
   std::optional<int64_t> step_filter;
   std::map<std::string, std::string> job;  // the job's settings: allocator, launch, layout (when recorded)
 };

@@ -8,6 +8,15 @@ namespace {
 
 using nlohmann::json;
 
+json faults_json(const ReportHeader& h) {
+  json out = json::array();
+  for (const ReportHeader::Fault& f : h.faults) {
+    out.push_back({{"fault", f.fault}, {"devices", f.devices}, {"where", h.fault_where(f)},
+                   {"after_first_task_s", static_cast<double>(f.ts - h.first_task) / 1e9}});
+  }
+  return out;
+}
+
 json stats(const DurationStats& s) {
   return {{"count", s.count},   {"total_ns", s.total},   {"avg_ns", s.avg},    {"min_ns", s.min},
           {"max_ns", s.max},    {"median_ns", s.median}, {"ratio_percent", s.ratio}};
@@ -29,6 +38,8 @@ json header(const ReportHeader& h) {
           {"command", h.command},
           {"job", h.job},
           {"command_exit", h.command_exit ? json(*h.command_exit) : json(nullptr)},
+          {"job_error", h.job_error.empty() ? json(nullptr) : json(h.job_error)},
+          {"faults", faults_json(h)},
           {"devices", devices},
           {"session_start_ns", h.session_start},
           {"session_end_ns", h.session_end},

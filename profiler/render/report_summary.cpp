@@ -54,8 +54,15 @@ std::string job_lines(const Report& r) {
   const ReportHeader& h = r.header;
   std::string chip = h.devices.empty() ? "NA" : h.devices.front().second;
   std::string out = wrap("Job:       ", short_command(h.command) + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") + job_settings(h));
-  out += "Node:      " + h.node_spec + " (" + chip + "), " + std::to_string(h.ranks > 1 ? h.ranks : static_cast<int>(h.devices.size())) +
+  std::vector<std::string> hosts = h.hosts();
+  std::string node = hosts.size() < 2 ? h.node_spec : std::to_string(hosts.size()) + " hosts of " + h.node_spec;
+  out += "Node:      " + node + " (" + chip + "), " + std::to_string(h.ranks > 1 ? h.ranks : static_cast<int>(h.devices.size())) +
          (h.ranks > 1 ? " ranks" : " devices") + ", run " + h.pace + ", recorded " + h.mode + "\n";
+  if (!h.job_error.empty()) out += wrap("Failed:    ", "the job ended in error: " + h.job_error);
+  for (const ReportHeader::Fault& f : h.faults) {
+    out += wrap("Fault:     ", h.fault_where(f) + ", injected " + fixed(static_cast<double>(f.ts - h.first_task) / 1e9, 3) +
+                                   " s after the first task");
+  }
   return out;
 }
 

@@ -448,6 +448,35 @@ TEST(Daemon, AClusterPublishesOneBusPerHost) {
   (void)bus1->control({{"op", "cancel"}, {"job", reply["job"]}});
 }
 
+// Host faults act on a whole host: a slow host is one incident on its own npu-smi health (the
+// other host clean); a host that is down stops publishing, so its readers see it stale, until
+// cleared. A device request cannot name one, nor a host socket another host.
+TEST(Daemon, AHostFaultActsOnThatHostOnly) {
+  ScopedNode node("hostf", "--spec 2x8x910B2");
+  const std::string host0 = node.name() + "-0", host1 = node.name() + "-1";
+  auto health = [](const std::string& host) { return run_command(std::string(NPU_SMI_PATH) + " health --node-name " + host); };
+  auto r = run_command(emud() + " inject --node-name " + node.name() + " --host 1 --fault host-slow");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("inject done on host 1"), std::string::npos) << r.output;
+  auto slow = health(host1);
+  EXPECT_EQ(slow.exit_code, 1) << slow.output;  // WARN
+  EXPECT_NE(slow.output.find("Node " + host1 + " (8x910B2): WARN"), std::string::npos) << slow.output;
+  EXPECT_NE(slow.output.find("0x80F00002  node          host " + host1 + " is slow"), std::string::npos) << slow.output;
+  EXPECT_EQ(health(host0).exit_code, 0);
+  auto wrong = run_command(emud() + " inject --node-name " + host0 + " --host 1 --fault host-slow");
+  EXPECT_EQ(wrong.exit_code, 3) << wrong.output;
+  EXPECT_NE(wrong.output.find("no host 1 here (node '" + host0 + "' has host 0)"), std::string::npos) << wrong.output;
+  auto on_device = run_command(emud() + " inject --node-name " + host0 + " --device 2 --fault host-down");
+  EXPECT_EQ(on_device.exit_code, 3) << on_device.output;
+  EXPECT_NE(on_device.output.find("host-down acts on a whole host"), std::string::npos) << on_device.output;
+  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --host 1 --fault host-down").exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return health(host1).exit_code == 3; }, std::chrono::seconds(8))) << health(host1).output;
+  EXPECT_NE(health(host1).output.find("telemetry stale"), std::string::npos);
+  EXPECT_EQ(health(host0).exit_code, 0) << "host 0 keeps publishing";
+  ASSERT_EQ(run_command(emud() + " clear --node-name " + node.name() + " --host 1").exit_code, 0);
+  ASSERT_TRUE(eventually([&] { return health(host1).exit_code == 0; }, std::chrono::seconds(8))) << health(host1).output;
+}
+
 }  // namespace
 }  // namespace npukit::testing
 

@@ -16,16 +16,16 @@ std::string diagnosis(const std::string& name) {
   return std::string(NPUKIT_SOURCE_DIR) + "/workloads/diagnosis/" + name + ".json";
 }
 
-// A 2-host cluster (2x8x910B2): the clean 16-rank step, host 1 slowed by hand, recorded once.
+// A 2-host cluster (2x8x910B2): the diagnosis matrix's 16-rank step with host 1 slowed from its
+// start (the workload's own timeline), recorded once.
 struct ClusterRun {
   ScopedNode node{"cluster", "--spec 2x8x910B2 --seed 7"};
   TempDir dir{"cluster"};
-  CommandResult inject, record;
+  CommandResult record;
   std::vector<std::string> dbs;
   ClusterRun() {
-    inject = run_command(emud() + " inject --node-name " + node.name() + " --host 1 --fault host-slow");
     record = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() + " " +
-                         diagnosis("clean-2hosts"));
+                         diagnosis("straggler-host"));
     dbs = find_dbs(dir.str());
   }
 };
@@ -37,7 +37,6 @@ const ClusterRun& cluster_run() {
 
 TEST(ClusterRecord, EveryHostsRanksLandInOneCollectionWithGlobalRanksAndLocalDevices) {
   const ClusterRun& run = cluster_run();
-  ASSERT_EQ(run.inject.exit_code, 0) << run.inject.output;
   ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
   ASSERT_EQ(run.dbs.size(), 16u) << run.record.output;
   std::set<std::string> tags;
@@ -81,6 +80,24 @@ TEST(ClusterRecord, TheMergedReportNamesTheSlowHostAsTheStraggler) {
   }
   auto text_report = run_command(prof() + " report " + run.dir.str());
   EXPECT_NE(text_report.output.find("(device 3 of " + slow + ")"), std::string::npos) << text_report.output;
+  // What the emulator did, beside what the profile concludes.
+  EXPECT_NE(text_report.output.find("Node:      2 hosts of 8x910B2"), std::string::npos) << text_report.output;
+  ASSERT_EQ(report["header"]["faults"].size(), 1u) << report["header"].dump();
+  EXPECT_EQ(report["header"]["faults"][0]["where"], "host-slow on " + slow + " (all 8 NPUs)");
+}
+
+// A host going down mid-job (the workload's own timeline): the job fails on that host's first
+// NPU, and the report says so beside the fault, by host.
+TEST(ClusterRecord, AHostThatGoesDownFailsTheJobAndTheReportSaysWhere) {
+  ScopedNode node("hostdown", "--spec 2x8x910B2 --seed 7");
+  TempDir dir("hostdown");
+  auto rec = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() + " " +
+                         data_path("cluster-host-down.json"));
+  EXPECT_NE(rec.exit_code, 0) << rec.output;
+  EXPECT_NE(rec.output.find("device 8 lost"), std::string::npos) << rec.output;
+  auto r = run_command(prof() + " report " + dir.str());
+  EXPECT_NE(r.output.find("Failed:    the job ended in error: device 8 lost"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Fault:     host-down on " + node.name() + "-1 (all 8 NPUs)"), std::string::npos) << r.output;
 }
 
 TEST(ClusterRecord, OneRankOfTheCollectionReadsAlone) {
