@@ -1,6 +1,8 @@
 // Plain-language findings: each rule looks at the report's numbers, and when it fires says one
 // sentence with the numbers behind it (also listed by name, with units, for JSON).
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -276,7 +278,13 @@ double input_bytes(const std::string& shapes, const std::string& dtypes) {
     double elements = 1;
     std::istringstream dims(shape);
     std::string dim;
-    while (std::getline(dims, dim, ',')) elements *= dim.empty() ? 1 : std::stod(dim);
+    while (std::getline(dims, dim, ',')) {
+      if (dim.empty()) continue;
+      double d = 0;  // a damaged database's shape: a dim that is not a number leaves the size unknown
+      auto [end, ec] = std::from_chars(dim.data(), dim.data() + dim.size(), d);
+      if (ec != std::errc() || end != dim.data() + dim.size() || !std::isfinite(d) || d < 0) return 0;
+      elements *= d;
+    }
     total += elements * size->second;
   }
   return total;

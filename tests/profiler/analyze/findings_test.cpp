@@ -138,6 +138,10 @@ TEST(Findings, CollectiveBandwidthFactorsFollowNcclTests) {
   EXPECT_DOUBLE_EQ(prof::algbw_size_factor("hcom_allReduce_", 8), 1);
   EXPECT_DOUBLE_EQ(prof::input_bytes("8,16;16", "FLOAT16;INT64"), 8 * 16 * 2 + 16 * 8);
   EXPECT_DOUBLE_EQ(prof::input_bytes("8", "MYSTERY"), 0);
+  // A damaged database's shapes: unknown size, not an exception out of std::stod (profile fuzz target).
+  EXPECT_DOUBLE_EQ(prof::input_bytes("8,x;16", "FLOAT16;INT64"), 0);
+  EXPECT_DOUBLE_EQ(prof::input_bytes("-8", "FLOAT16"), 0);
+  EXPECT_DOUBLE_EQ(prof::input_bytes("1e999", "FLOAT16"), 0);
 }
 
 }  // namespace
