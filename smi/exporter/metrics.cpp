@@ -143,11 +143,12 @@ void render_links(Exposition& ex, const tf::Snapshot& s) {
       auto v = s.link(l, f->id).number();
       if (!v) continue;
       const tf::LinkInfo& info = s.link_info(l);
-      // pair names the physical link, the same for both directions ("0-3", "2-host"): alerts
-      // aggregate by it so one down link is one alert.
-      std::string b = info.device_b < 0 ? "host" : std::to_string(info.device_b);
-      std::string pair = info.device_b < 0 || info.device_a < info.device_b ? std::to_string(info.device_a) + "-" + b
-                                                                           : b + "-" + std::to_string(info.device_a);
+      // pair names the physical link, the same for both directions ("0-3", "2-host", a RoCE
+      // port "2-roce"): alerts aggregate by it so one down link is one alert.
+      std::string pair = info.device_b < 0 || info.device_a < info.device_b
+                             ? tf::link_ends_name(info.device_a, info.device_b, info.kind)
+                             : tf::link_ends_name(info.device_b, info.device_a, info.kind);
+      std::string b = info.device_b < 0 ? pair.substr(pair.find('-') + 1) : std::to_string(info.device_b);
       ex.sample({{"link", std::to_string(l)}, {"kind", info.kind}, {"device_a", std::to_string(info.device_a)},
                  {"device_b", b}, {"pair", pair}},
                 *v * exporter_scale(*f));

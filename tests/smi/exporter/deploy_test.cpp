@@ -58,6 +58,7 @@ std::set<std::string> metric_names_in(const std::string& text) {
   for (auto it = std::sregex_iterator(text.begin(), text.end(), name); it != std::sregex_iterator(); ++it) {
     std::size_t at = static_cast<std::size_t>(it->position());
     if (at >= 7 && text.compare(at - 7, 7, "labels.") == 0) continue;  // a label in a template, not a metric
+    if (at >= 1 && text[at - 1] == ':') continue;  // inside a recording rule's name (level:metric:operation)
     out.insert(it->str());
   }
   return out;
@@ -73,11 +74,18 @@ TEST(ExporterDeploy, DashboardAndAlertsNameOnlyServedMetrics) {
   }
   EXPECT_GE(dash.at("panels").size(), 10u);
   std::string rules = read_file("deploy/prometheus/npu-alerts.yml");
-  for (const auto& [what, text] : {std::pair{"dashboard", exprs}, {"alert rules", rules}}) {
+  std::string fleet = read_file("deploy/prometheus/npu-fleet-rules.yml");
+  for (const auto& [what, text] : {std::pair{"dashboard", exprs}, {"alert rules", rules}, {"fleet rules", fleet}}) {
     std::set<std::string> used = metric_names_in(text);
     EXPECT_GE(used.size(), 2u) << what;
     for (const std::string& n : used) EXPECT_TRUE(served.count(n)) << what << " names '" << n << "', which the exporter does not serve";
   }
+  // The dashboard's recorded series are the fleet rules' own.
+  static const std::regex recorded(R"([a-z]+:npu_[a-z0-9_]+:[a-z]+)");
+  for (auto it = std::sregex_iterator(exprs.begin(), exprs.end(), recorded); it != std::sregex_iterator(); ++it) {
+    EXPECT_NE(fleet.find("record: " + it->str() + "\n"), std::string::npos) << "the dashboard reads " << it->str();
+  }
+  EXPECT_NE(dash.dump().find("label_values(npu_exporter_node_up, host)"), std::string::npos) << "the host variable";
 }
 
 // The alert rules read the incident table: every kind names an alert the rules define.

@@ -173,6 +173,11 @@ TEST(ExporterE2E, PromtoolChecksTheShippedAlertRules) {
   EXPECT_NE(r.output.find("SUCCESS"), std::string::npos) << r.output;
   Cmd t = run_command("promtool test rules " + std::string(NPUKIT_SOURCE_DIR) + "/deploy/prometheus/npu-alerts.test.yml");
   EXPECT_EQ(t.exit_code, 0) << t.output;
+  Cmd fleet = run_command("promtool check rules " + std::string(NPUKIT_SOURCE_DIR) + "/deploy/prometheus/npu-fleet-rules.yml");
+  EXPECT_EQ(fleet.exit_code, 0) << fleet.output;
+  Cmd config = run_command("promtool check config " + std::string(NPUKIT_SOURCE_DIR) + "/deploy/prometheus/npu-fleet.yml");
+  EXPECT_EQ(config.exit_code, 0) << config.output;
+  EXPECT_NE(config.output.find("SUCCESS: 2 rule files found"), std::string::npos) << config.output;
 }
 
 TEST(ExporterE2E, PromtoolAcceptsARealNodesExposition) {
