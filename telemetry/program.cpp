@@ -340,10 +340,25 @@ Result<Program> parse_program(const json& j) {
     rank.events = static_cast<int>(rr.integer("events", 0));
     if (err.ok() && (rank.streams < 1 || rank.streams > 64)) rr.fail("streams", "must be in [1, 64]");
     if (err.ok() && (rank.events < 0 || rank.events > 1024)) rr.fail("events", "must be in [0, 1024]");
-    rr.only({"device", "streams", "events", "setup", "step"});
+    rank.ops_of = static_cast<int>(rr.integer("ops_of", -1));
+    rr.only({"device", "streams", "events", "setup", "step", "ops_of"});
     if (!err.ok()) break;
-    rank.setup = parse_ops(rj, "setup", path, rank, err);
-    rank.step = parse_ops(rj, "step", path, rank, err);
+    if (rank.ops_of >= 0) {  // another rank's ops: an earlier one with its own, the same streams and events
+      const bool valid = rank.ops_of < static_cast<int>(i) && p.ranks[static_cast<std::size_t>(rank.ops_of)].ops_of < 0;
+      if (!valid) rr.fail("ops_of", "must name an earlier rank with its own ops");
+      else if (rj.contains("setup") || rj.contains("step")) rr.fail("ops_of", "a rank with ops_of has no setup or step of its own");
+      else if (p.ranks[static_cast<std::size_t>(rank.ops_of)].streams != rank.streams ||
+               p.ranks[static_cast<std::size_t>(rank.ops_of)].events != rank.events) {
+        rr.fail("ops_of", "rank " + std::to_string(rank.ops_of) + " has other streams or events");
+      }
+    } else if (rank.ops_of != -1) {
+      rr.fail("ops_of", "must be a rank index or -1");
+    }
+    if (!err.ok()) break;
+    if (rank.ops_of < 0) {
+      rank.setup = parse_ops(rj, "setup", path, rank, err);
+      rank.step = parse_ops(rj, "step", path, rank, err);
+    }
     p.ranks.push_back(std::move(rank));
   }
   check_collective_comms(p, err);
@@ -355,6 +370,10 @@ json program_to_json(const Program& p) {
   json ranks = json::array();
   for (const auto& r : p.ranks) {
     json setup = json::array(), step = json::array();
+    if (r.ops_of >= 0) {
+      ranks.push_back({{"device", r.device}, {"streams", r.streams}, {"events", r.events}, {"ops_of", r.ops_of}});
+      continue;
+    }
     for (const auto& op : r.setup) setup.push_back(op_to_json(op));
     for (const auto& op : r.step) step.push_back(op_to_json(op));
     ranks.push_back({{"device", r.device}, {"streams", r.streams}, {"events", r.events},

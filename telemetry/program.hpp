@@ -98,7 +98,15 @@ struct RankProgram {
   int events = 0;
   std::vector<ProgramOp> setup;
   std::vector<ProgramOp> step;
+  // >= 0: this rank runs the setup and step of that earlier rank (which has its own; streams and
+  // events equal), and carries none: a job of 1,024 identical ranks holds one copy.
+  int ops_of = -1;
 };
+
+// The rank whose setup and step rank `r` runs (itself, or its ops_of).
+inline const RankProgram& ops_of(const std::vector<RankProgram>& ranks, std::size_t r) {
+  return ranks[r].ops_of >= 0 ? ranks[static_cast<std::size_t>(ranks[r].ops_of)] : ranks[r];
+}
 
 struct Program {
   std::string name;

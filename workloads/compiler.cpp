@@ -352,12 +352,18 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
     p.comms = communicators(shaped);
     Forward fwd = expand(shaped);
     // A rank's program differs from another's only in its communicators: ranks that share them
-    // share one (a 1,024-rank data-parallel job compiles one rank, not 1,024).
+    // run one copy (a 1,024-rank data-parallel job compiles and carries one rank, not 1,024).
     std::map<std::pair<int, int>, std::size_t> built;  // (dp comm, tp comm) -> first rank with them
     for (int r = 0; r < shaped.ranks(); ++r) {
       auto key = std::make_pair(dp_comm(shaped, r), shaped.tp > 1 ? tp_comm(shaped, r) : 0);
       auto [it, fresh] = built.emplace(key, p.ranks.size());
-      telemetry::RankProgram rp = fresh ? model_rank(shaped, fwd, r, w.kind == "train") : p.ranks[it->second];
+      telemetry::RankProgram rp;
+      if (fresh) {
+        rp = model_rank(shaped, fwd, r, w.kind == "train");
+      } else {  // runs that rank's ops (RankProgram::ops_of)
+        const telemetry::RankProgram& source = p.ranks[it->second];
+        rp.streams = source.streams, rp.events = source.events, rp.ops_of = static_cast<int>(it->second);
+      }
       rp.device = devices[r];
       p.ranks.push_back(std::move(rp));
     }

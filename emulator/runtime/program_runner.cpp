@@ -101,8 +101,20 @@ Status ProgramRunner::set_up() {
   NPUKIT_RETURN_IF_ERROR(schedule_faults());
   for (std::size_t i = 0; i < ranks_.size(); ++i) {
     int rank = static_cast<int>(i);
-    NPUKIT_RETURN_IF_ERROR(prepare_ops(rank, program_.ranks[i].setup, "setup", ranks_[i].setup_prepared));
-    NPUKIT_RETURN_IF_ERROR(prepare_ops(rank, program_.ranks[i].step, "step", ranks_[i].step_prepared));
+    const int source = program_.ranks[i].ops_of;
+    // A rank running another's ops on the same kind of device shares its prepared kernels.
+    if (source >= 0 && node_.device(ranks_[source].ctx->device()).spec().name ==
+                           node_.device(ranks_[i].ctx->device()).spec().name) {
+      ranks_[i].setup_prepared = ranks_[static_cast<std::size_t>(source)].setup_prepared;
+      ranks_[i].step_prepared = ranks_[static_cast<std::size_t>(source)].step_prepared;
+      continue;
+    }
+    const telemetry::RankProgram& ops = telemetry::ops_of(program_.ranks, i);
+    auto setup = std::make_shared<std::map<std::size_t, Prepared>>(), step = std::make_shared<std::map<std::size_t, Prepared>>();
+    NPUKIT_RETURN_IF_ERROR(prepare_ops(rank, ops.setup, "setup", *setup));
+    NPUKIT_RETURN_IF_ERROR(prepare_ops(rank, ops.step, "step", *step));
+    ranks_[i].setup_prepared = std::move(setup);
+    ranks_[i].step_prepared = std::move(step);
   }
   return Status::Ok();
 }
@@ -163,7 +175,7 @@ void ProgramRunner::start(StepFn on_step, DoneFn on_done) {
 
 void ProgramRunner::resume(int rank) {
   Rank& r = ranks_[rank];
-  const auto& rp = program_.ranks[rank];
+  const auto& rp = telemetry::ops_of(program_.ranks, static_cast<std::size_t>(rank));
   while (!finished_ && !r.done) {
     const auto& ops = r.in_setup ? rp.setup : rp.step;
     if (r.next_op >= ops.size()) {
@@ -171,7 +183,7 @@ void ProgramRunner::resume(int rank) {
       continue;
     }
     std::size_t i = r.next_op++;
-    const auto& prepared = r.in_setup ? r.setup_prepared : r.step_prepared;
+    const auto& prepared = r.in_setup ? *r.setup_prepared : *r.step_prepared;
     auto it = prepared.find(i);
     if (execute(rank, ops[i], it == prepared.end() ? nullptr : &it->second) == Block::kWait) return;
   }

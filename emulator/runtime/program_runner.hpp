@@ -93,8 +93,9 @@ class ProgramRunner {
       uint64_t bytes = 0;
     };
     std::map<std::string, Buffer> buffers;
-    std::map<std::size_t, Prepared> setup_prepared;  // by op index
-    std::map<std::size_t, Prepared> step_prepared;
+    // By op index; shared by the ranks that run the same ops (RankProgram::ops_of).
+    std::shared_ptr<const std::map<std::size_t, Prepared>> setup_prepared;
+    std::shared_ptr<const std::map<std::size_t, Prepared>> step_prepared;
     bool in_setup = true;
     bool drained_for_flush = false;  // the alloc at next_op - 1 already waited for the device
     bool drained_for_free = false;   // the direct free at next_op - 1 already waited for the device

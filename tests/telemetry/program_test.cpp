@@ -35,6 +35,33 @@ TEST(Program, ParsesAndRoundTrips) {
   EXPECT_EQ(program_to_json(*again), program_to_json(*p));
 }
 
+// A rank can run an earlier rank's ops instead of carrying a copy (what the compiler emits for
+// ranks with the same communicators); the reference is checked.
+TEST(Program, ARankRunsAnEarlierRanksOpsByReference) {
+  json j = minimal();
+  j["ranks"].push_back({{"device", 1}, {"streams", 2}, {"events", 1}, {"ops_of", 0}});
+  auto p = parse_program(j);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->ranks[1].ops_of, 0);
+  EXPECT_TRUE(p->ranks[1].step.empty());
+  EXPECT_EQ(&ops_of(p->ranks, 1), &p->ranks[0]);
+  EXPECT_EQ(&ops_of(p->ranks, 0), &p->ranks[0]);
+  auto again = parse_program(program_to_json(*p));
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(program_to_json(*again), program_to_json(*p));
+  j["ranks"][1]["ops_of"] = 1;
+  EXPECT_EQ(error_of(j), "program error: ranks[1].ops_of: must name an earlier rank with its own ops");
+  j["ranks"][1]["ops_of"] = 0;
+  j["ranks"][1]["streams"] = 3;
+  EXPECT_EQ(error_of(j), "program error: ranks[1].ops_of: rank 0 has other streams or events");
+  j["ranks"][1]["streams"] = 2;
+  j["ranks"][1]["step"] = json::array();
+  EXPECT_EQ(error_of(j), "program error: ranks[1].ops_of: a rank with ops_of has no setup or step of its own");
+  j["ranks"][1].erase("step");
+  j["ranks"][1]["ops_of"] = -5;
+  EXPECT_EQ(error_of(j), "program error: ranks[1].ops_of: must be a rank index or -1");
+}
+
 TEST(Program, ErrorsNameTheJsonPath) {
   json j = minimal();
   j["ranks"][0]["step"][1]["stream"] = 2;

@@ -187,19 +187,23 @@ TEST(Workload, TrainingStepHasBucketedGradientAllreduces) {
   EXPECT_EQ(p.repeat, 3);
   ASSERT_EQ(p.ranks.size(), 8u);
   int allreduces = 0, kernels = 0;
-  for (const auto& op : p.ranks[3].step) {
+  for (const auto& op : telemetry::ops_of(p.ranks, 3).step) {
     allreduces += op.kind == telemetry::ProgramOp::Kind::kCollective;
     kernels += op.kind == telemetry::ProgramOp::Kind::kKernel;
   }
   EXPECT_EQ(allreduces, w->grad_buckets);
   EXPECT_GT(kernels, 200);  // forward (conv + batch_norm + relu fused), backward (two grads per conv), the update
   EXPECT_EQ(p.comms.size(), 1u + 1u + 8u);  // world, one dp group, eight tp groups of one
+  // Ranks with the same communicators run rank 0's ops instead of carrying a copy.
+  EXPECT_EQ(p.ranks[3].ops_of, 0);
+  EXPECT_TRUE(p.ranks[3].step.empty());
+  EXPECT_EQ(p.ranks[0].ops_of, -1);
   // Without fusion every layer is its own kernel, and the buckets are the same.
   three.fusion = false;
   auto unfused = compile_workload(*w, three);
   ASSERT_TRUE(unfused.ok());
   int unfused_kernels = 0, unfused_allreduces = 0;
-  for (const auto& op : unfused->front().program.ranks[3].step) {
+  for (const auto& op : telemetry::ops_of(unfused->front().program.ranks, 3).step) {
     unfused_allreduces += op.kind == telemetry::ProgramOp::Kind::kCollective;
     unfused_kernels += op.kind == telemetry::ProgramOp::Kind::kKernel;
   }
