@@ -31,7 +31,7 @@ constexpr EventTypeDef kEventTypes[] = {
     {EventType::kThrottleChanged, "throttle_changed",
      "every DVFS step that changed a device's AI-core clock or its throttle reasons, at its virtual "
      "time: a: old reasons bitmask; b: new reasons bitmask; c: AI-core clock MHz after"},
-    {EventType::kFaultInjected, "fault_injected", "name: fault kind; a..d: fault parameters"},
+    {EventType::kFaultInjected, "fault_injected", "name: fault kind (\"<fault> on link A-B\" for a link); a: 1 when a recorder noted it in force at its start"},
     {EventType::kFaultCleared, "fault_cleared", "name: fault kind"},
     {EventType::kProcessStarted, "process_started", "name: process name; a: pid"},
     {EventType::kProcessExited, "process_exited", "a: pid; b: exit status"},

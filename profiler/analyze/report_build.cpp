@@ -85,7 +85,7 @@ ReportHeader header_of(const ProfileData& d) {
     std::string fault = e.name + e.message;
     auto same = [&](const ReportHeader::Fault& f) { return f.fault == fault && f.ts == e.ts; };
     auto it = std::find_if(h.faults.begin(), h.faults.end(), same);
-    if (it == h.faults.end()) it = h.faults.insert(h.faults.end(), {fault, {}, e.ts});
+    if (it == h.faults.end()) it = h.faults.insert(h.faults.end(), {fault, {}, e.ts, e.a == 1});
     if (e.device >= 0 && std::find(it->devices.begin(), it->devices.end(), e.device) == it->devices.end()) it->devices.push_back(e.device);
   }
   for (ReportHeader::Fault& f : h.faults) std::sort(f.devices.begin(), f.devices.end());

@@ -64,6 +64,7 @@ struct ReportHeader {
     std::string fault;   // "host-slow", "over-temperature", "link-degraded on link 3-roce"
     std::vector<int> devices;
     int64_t ts = 0;      // Unix ns
+    bool before_recording = false;  // in force when the recording started (the recorder noted it)
   };
   std::vector<Fault> faults;
   // "host-down on cx-1 (all 8 NPUs)", "over-temperature on rank 3 (device 3)": the devices by host.

@@ -80,6 +80,7 @@ class Recording {
  private:
   Status open_bus(Source& src);
   Status open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& next_dir, Source& src);
+  Status note_active_faults(Source& src);
   Status describe_run(Source& src, const tf::Snapshot& snapshot);
   Status ingest(Source& src, const PumpBatch& batch, bool sample_due);
   Status step(Clock::time_point& next_sample);
@@ -174,8 +175,34 @@ Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& ne
   NPUKIT_RETURN_IF_ERROR(describe_run(src, snap));
   NPUKIT_RETURN_IF_ERROR(src.sinks->sample(snap));
   NPUKIT_RETURN_IF_ERROR(src.sinks->commit_batch());
+  NPUKIT_RETURN_IF_ERROR(note_active_faults(src));
   src.pump = std::make_unique<EventPump>(std::move(src.cursor), o_.queue_events / sources_.size());
   return Status::Ok();
+}
+
+// The faults already in force when the recording starts (the node's status), as fault_injected
+// events at the time each began: a profile of a run on a degraded node says so. Best effort: a
+// node that does not answer status leaves them out.
+Status Recording::note_active_faults(Source& src) {
+  auto reply = src.client->control({{"op", "status"}});
+  if (!reply.ok() || !reply->value("ok", false) || !(*reply)["faults"].is_array()) return Status::Ok();
+  std::vector<tf::Event> events;
+  uint32_t id = 0xFFFFF000u;  // string ids the bus never hands out (it counts up from 1)
+  for (const auto& f : (*reply)["faults"]) {
+    if (!f.is_object() || !f["fault"].is_string() || !f["device"].is_number_integer()) continue;
+    std::string name = f["fault"].get<std::string>();
+    if (f.contains("link") && f["link"].is_string()) name += " on link " + f["link"].get<std::string>();
+    src.strings[id] = name;
+    tf::Event e;
+    e.type = tf::EventType::kFaultInjected;
+    e.device = f["device"].get<int>();
+    e.ts_ns = f.value("since_ns", uint64_t{0});
+    e.name_id = id++;
+    e.words = {1, 0, 0, 0};  // a = 1: already in force when the recording started
+    events.push_back(e);
+  }
+  if (events.empty()) return Status::Ok();
+  return src.sinks->write({.events = &events, .snapshot = nullptr, .run = {}}, 1);
 }
 
 Status Recording::open() {

@@ -12,7 +12,8 @@ json faults_json(const ReportHeader& h) {
   json out = json::array();
   for (const ReportHeader::Fault& f : h.faults) {
     out.push_back({{"fault", f.fault}, {"devices", f.devices}, {"where", h.fault_where(f)},
-                   {"after_first_task_s", static_cast<double>(f.ts - h.first_task) / 1e9}});
+                   {"after_first_task_s", static_cast<double>(f.ts - h.first_task) / 1e9},
+                   {"in_force_at_start", f.before_recording}});
   }
   return out;
 }

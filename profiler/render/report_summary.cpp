@@ -60,8 +60,9 @@ std::string job_lines(const Report& r) {
          (h.ranks > 1 ? " ranks" : " devices") + ", run " + h.pace + ", recorded " + h.mode + "\n";
   if (!h.job_error.empty()) out += wrap("Failed:    ", "the job ended in error: " + h.job_error);
   for (const ReportHeader::Fault& f : h.faults) {
-    out += wrap("Fault:     ", h.fault_where(f) + ", injected " + fixed(static_cast<double>(f.ts - h.first_task) / 1e9, 3) +
-                                   " s after the first task");
+    std::string when = f.before_recording ? "in force when the recording started"
+                                              : "injected " + fixed(static_cast<double>(f.ts - h.first_task) / 1e9, 3) + " s after the first task";
+    out += wrap("Fault:     ", h.fault_where(f) + ", " + when);
   }
   return out;
 }

@@ -29,7 +29,9 @@ std::string header(const ReportHeader& h) {
   out += "Command:    " + h.command + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") + "\n";
   if (!h.job_error.empty()) out += "Failed:     " + h.job_error + "\n";
   for (const ReportHeader::Fault& f : h.faults) {
-    out += "Fault:      " + h.fault_where(f) + " at " + fixed(static_cast<double>(f.ts - h.first_task) / 1e6, 3) + " ms\n";
+    std::string when = f.before_recording ? "in force when the recording started"
+                                              : "at " + fixed(static_cast<double>(f.ts - h.first_task) / 1e6, 3) + " ms";
+    out += "Fault:      " + h.fault_where(f) + " " + when + "\n";
   }
   out += "Session:    " + fixed(static_cast<double>(h.session_end - h.session_start) / 1e9, 6) + " s, " +
          std::to_string(h.tasks) + " tasks, " + std::to_string(h.events_recorded) + " events recorded, " +
