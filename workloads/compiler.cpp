@@ -1,22 +1,22 @@
 #include "workloads/compiler.hpp"
+#include "workloads/compiler_parts.hpp"
 #include "workloads/program_ops.hpp"
 
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 #include "workloads/fusion.hpp"
 #include "workloads/ops.hpp"
 
 namespace npukit::work {
 
-namespace {
+namespace detail {
 
 using telemetry::ProgramOp;
 using Kind = ProgramOp::Kind;
 using nlohmann::json;
-
-constexpr int kCompute = 0, kCopy = 1, kComm = 2;
 
 std::size_t dtype_bytes(const std::string& dtype) {
   if (dtype == "float32" || dtype == "int32") return 4;
@@ -25,7 +25,7 @@ std::size_t dtype_bytes(const std::string& dtype) {
   return 2;
 }
 
-ProgramOp kernel(const StepOp& s, int stream = kCompute) {
+ProgramOp kernel(const StepOp& s, int stream) {
   ProgramOp op;
   op.kind = Kind::kKernel;
   op.stream = stream;
@@ -65,14 +65,6 @@ ProgramOp delay(double ms) {
   return op;
 }
 
-// The forward layers, expanded by their repeat counts, and the activation bytes they produce.
-struct Forward {
-  std::vector<StepOp> ops;
-  std::vector<bool> trainable;
-  std::vector<const telemetry::ProgramOp::Vary*> vary;  // per op: its layer's varying dim
-  uint64_t activation_bytes = 0;                         // the largest step's
-  std::vector<uint64_t> activation_bytes_by_step;        // varying layers: step k's is [k % n]
-};
 
 // The activation bytes of the forward layers when each varying layer has its k-th value: each
 // op's output, except a value passed inside a fused kernel (`materialized[i]` false), which never
@@ -137,22 +129,36 @@ Forward expand(const Workload& w) {
   return f;
 }
 
-// Rank layout: rank = dp_index * tp + tp_index. Communicators: 0 world, then one per dp group
-// (ranks sharing a tp index), then one per tp group.
-int dp_comm(const Workload& w, int rank) { return 1 + rank % w.tp; }
-int tp_comm(const Workload& w, int rank) { return 1 + w.tp + rank / w.tp; }
+// Rank layout, as Paddle's hybrid topology orders its axes (data outermost, then pipe, then
+// model): rank = (dp_index x pp + stage) x tp + tp_index. Communicators: 0 world, then one per dp
+// group (ranks sharing a stage and a tp index), one per tp group, and with pp > 1 one per
+// pipeline (ranks sharing a dp and a tp index, in stage order).
+int stage_of(const Workload& w, int rank) { return (rank / w.tp) % w.pp; }
+int dp_comm(const Workload& w, int rank) { return 1 + stage_of(w, rank) * w.tp + rank % w.tp; }
+int tp_comm(const Workload& w, int rank) { return 1 + w.tp * w.pp + rank / w.tp; }
+int pp_comm(const Workload& w, int rank) { return 1 + w.tp * w.pp * (1 + w.dp) + (rank / (w.tp * w.pp)) * w.tp + rank % w.tp; }
 
 std::vector<telemetry::CommSpec> communicators(const Workload& w) {
   std::vector<telemetry::CommSpec> comms{{"world", "auto", {}}};
-  for (int t = 0; t < w.tp; ++t) {
-    telemetry::CommSpec c{"dp" + std::to_string(t), "auto", {}};
-    for (int d = 0; d < w.dp; ++d) c.ranks.push_back(d * w.tp + t);
+  auto rank = [&w](int d, int s, int t) { return (d * w.pp + s) * w.tp + t; };
+  for (int s = 0; s < w.pp; ++s) {
+    for (int t = 0; t < w.tp; ++t) {
+      telemetry::CommSpec c{"dp" + std::to_string(s * w.tp + t), "auto", {}};
+      for (int d = 0; d < w.dp; ++d) c.ranks.push_back(rank(d, s, t));
+      comms.push_back(c);
+    }
+  }
+  for (int g = 0; g < w.dp * w.pp; ++g) {
+    telemetry::CommSpec c{"tp" + std::to_string(g), "auto", {}};
+    for (int t = 0; t < w.tp; ++t) c.ranks.push_back(g * w.tp + t);
     comms.push_back(c);
   }
-  for (int d = 0; d < w.dp; ++d) {
-    telemetry::CommSpec c{"tp" + std::to_string(d), "auto", {}};
-    for (int t = 0; t < w.tp; ++t) c.ranks.push_back(d * w.tp + t);
-    comms.push_back(c);
+  for (int d = 0; w.pp > 1 && d < w.dp; ++d) {
+    for (int t = 0; t < w.tp; ++t) {
+      telemetry::CommSpec c{"pp" + std::to_string(d * w.tp + t), "auto", {}};
+      for (int s = 0; s < w.pp; ++s) c.ranks.push_back(rank(d, s, t));
+      comms.push_back(c);
+    }
   }
   return comms;
 }
@@ -307,14 +313,19 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
   return rp;
 }
 
-}  // namespace
+}  // namespace detail
+
+using namespace detail;
 
 Result<std::vector<CompiledPoint>> compile_sweep(const Workload& w, const CompileOptions& o,
                                                  const telemetry::Program& base);
 Result<telemetry::Program> compile_special(const Workload& w, const telemetry::Program& base);
 
 Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const CompileOptions& o) {
-  if (w.pp != 1) return InvalidArgument("workload " + w.name + ": pipeline parallelism (pp > 1) is not modelled yet");
+  if (w.pp > 1) {
+    bool varies = std::any_of(w.layers.begin(), w.layers.end(), [](const Layer& l) { return !l.vary.values.empty(); });
+    if (varies) return InvalidArgument("workload " + w.name + ": pp > 1 takes layers of fixed shapes (one micro-batch's); a layer varies");
+  }
   telemetry::Program base;
   base.name = w.name;
   base.process_name = o.process_name;
@@ -332,12 +343,14 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
   shaped.fusion = w.fusion && o.fusion;
   shaped.allocator = base.allocator;
   if (static_cast<int>(devices.size()) != ranks) {  // --devices chose fewer/more ranks: scale dp
-    if (w.tp != 1 || devices.empty()) {
+    const int per_dp = w.tp * w.pp;  // data parallelism scales; tensor and pipeline stay
+    if (devices.empty() || (per_dp > 1 && devices.size() % static_cast<std::size_t>(per_dp) != 0)) {
       return InvalidArgument("workload " + w.name + " needs " + std::to_string(ranks) + " devices (dp " +
-                             std::to_string(w.dp) + " x tp " + std::to_string(w.tp) + "), got " +
-                             std::to_string(devices.size()));
+                             std::to_string(w.dp) + " x tp " + std::to_string(w.tp) +
+                             (w.pp > 1 ? " x pp " + std::to_string(w.pp) : "") + "), or a multiple of " +
+                             std::to_string(per_dp) + ", got " + std::to_string(devices.size()));
     }
-    shaped.dp = static_cast<int>(devices.size());
+    shaped.dp = static_cast<int>(devices.size()) / per_dp;
   }
   for (const FaultAt& f : w.faults) {
     base.faults.push_back({static_cast<int64_t>(f.at_ms * 1e6), f.device, f.peer, f.action, f.fault, f.watts});
@@ -348,18 +361,19 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
   }
   telemetry::Program p = base;
   if (w.kind == "train" || w.kind == "infer") {
-    p.layout = "dp" + std::to_string(shaped.dp) + " x tp" + std::to_string(shaped.tp);
+    p.layout = "dp" + std::to_string(shaped.dp) + " x tp" + std::to_string(shaped.tp) +
+               (shaped.pp > 1 ? " x pp" + std::to_string(shaped.pp) + " (" + std::to_string(shaped.micro_batches) + " micro-batches, 1F1B)" : "");
     p.comms = communicators(shaped);
     Forward fwd = expand(shaped);
     // A rank's program differs from another's only in its communicators: ranks that share them
     // run one copy (a 1,024-rank data-parallel job compiles and carries one rank, not 1,024).
-    std::map<std::pair<int, int>, std::size_t> built;  // (dp comm, tp comm) -> first rank with them
+    std::map<std::tuple<int, int, int>, std::size_t> built;  // (dp, tp, pp comm) -> first rank with them
     for (int r = 0; r < shaped.ranks(); ++r) {
-      auto key = std::make_pair(dp_comm(shaped, r), shaped.tp > 1 ? tp_comm(shaped, r) : 0);
+      auto key = std::make_tuple(dp_comm(shaped, r), shaped.tp > 1 ? tp_comm(shaped, r) : 0, shaped.pp > 1 ? pp_comm(shaped, r) : 0);
       auto [it, fresh] = built.emplace(key, p.ranks.size());
       telemetry::RankProgram rp;
       if (fresh) {
-        rp = model_rank(shaped, fwd, r, w.kind == "train");
+        rp = shaped.pp > 1 ? pipeline_rank(shaped, fwd, r, w.kind == "train") : model_rank(shaped, fwd, r, w.kind == "train");
       } else {  // runs that rank's ops (RankProgram::ops_of)
         const telemetry::RankProgram& source = p.ranks[it->second];
         rp.streams = source.streams, rp.events = source.events, rp.ops_of = static_cast<int>(it->second);

@@ -134,21 +134,23 @@ double per_step(const Workload& w, int dp) {
   if (w.kind == "hbm-bandwidth") {
     return 2.0 * static_cast<double>(hbm_bandwidth_bytes(w)) * static_cast<double>(w.extra.copies_per_step) / 1e9;
   }
-  return static_cast<double>(w.samples_per_step) * dp;
+  // A pipeline's samples_per_step is one micro-batch's, as its layers' shapes are.
+  return static_cast<double>(w.samples_per_step) * dp * (w.pp > 1 ? w.micro_batches : 1);
 }
 
 int run_model(const Workload& w, const CompiledPoint& point, JobBackend& backend, const RunOptions& o) {
   const auto& prog = point.program;
-  int dp = static_cast<int>(prog.ranks.size()) / std::max(1, w.tp);
+  int dp = static_cast<int>(prog.ranks.size()) / std::max(1, w.tp * w.pp);
   double samples = per_step(w, dp);
   auto job = backend.submit(prog);
   if (!job.ok()) {
     std::fprintf(o.err, "npu-run: %s\n", job.status().message().c_str());
     return exit_for_refused_submit(job.status());
   }
-  std::fprintf(o.out, "%s: %lld steps on %s, %zu devices (dp %d x tp %d), allocator %s\n", w.name.c_str(),
+  std::string pipeline = w.pp > 1 ? " x pp " + std::to_string(w.pp) + ", " + std::to_string(w.micro_batches) + " micro-batches" : "";
+  std::fprintf(o.out, "%s: %lld steps on %s, %zu devices (dp %d x tp %d%s), allocator %s\n", w.name.c_str(),
                static_cast<long long>(prog.repeat), backend.describe().c_str(), prog.ranks.size(), dp, w.tp,
-               prog.allocator.c_str());
+               pipeline.c_str(), prog.allocator.c_str());
   auto result = follow(backend, *job, prog.repeat, o, [&](std::size_t i, double ms, double eta) {
     std::fprintf(o.out, "step %zu/%lld  %.2f ms  %.1f %s  ETA %.1f s\n", i, static_cast<long long>(prog.repeat), ms,
                  samples / (ms / 1000.0), w.unit.c_str(), eta);

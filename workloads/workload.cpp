@@ -170,15 +170,23 @@ void read_extra(const json& doc, Workload& w, Status& err, const std::string& pr
           "factor", "algo", "redop", "sizes", "comment"});
 }
 
+// "parallel": {"dp", "tp", "pp", "micro_batches", "devices"}, or Paddle's fleet names for the same
+// degrees: dp_degree, mp_degree (tensor), pp_degree, accumulate_steps (micro-batches).
 void read_parallel(const json& doc, Workload& w, Status& err, const std::string& prefix) {
   if (!doc.contains("parallel")) return;
   ObjectReader r(doc["parallel"], "parallel", err, prefix);
-  w.dp = static_cast<int>(r.integer("dp", 1));
-  w.tp = static_cast<int>(r.integer("tp", 1));
-  w.pp = static_cast<int>(r.integer("pp", 1));
-  for (const char* k : {"dp", "tp", "pp"}) {
-    int v = static_cast<int>(r.integer(k, 1));
-    if (err.ok() && (v < 1 || v > 64)) r.fail(k, "must be in [1, 64]");
+  struct Degree {
+    const char* name;
+    const char* paddle;
+    int Workload::*field;
+  };
+  for (const Degree& d : {Degree{"dp", "dp_degree", &Workload::dp}, Degree{"tp", "mp_degree", &Workload::tp},
+                          Degree{"pp", "pp_degree", &Workload::pp}}) {
+    if (r.has(d.name) && r.has(d.paddle)) r.fail(d.paddle, std::string("give ") + d.name + " or " + d.paddle + ", not both");
+    const char* key = r.has(d.paddle) ? d.paddle : d.name;
+    int v = static_cast<int>(r.integer(key, 1));
+    if (err.ok() && (v < 1 || v > 64)) r.fail(key, "must be in [1, 64]");
+    w.*d.field = v;
   }
   if (r.has("devices")) {
     const json& d = r.raw("devices");
@@ -187,7 +195,11 @@ void read_parallel(const json& doc, Workload& w, Status& err, const std::string&
       else w.devices.push_back(x.get<int>());
     }
   }
-  r.only({"dp", "tp", "pp", "devices"});
+  const char* micro = r.has("accumulate_steps") ? "accumulate_steps" : "micro_batches";
+  w.micro_batches = static_cast<int>(r.integer(micro, w.pp));
+  if (err.ok() && (w.micro_batches < 1 || w.micro_batches > 1024)) r.fail(micro, "must be in [1, 1024]");
+  if (err.ok() && w.pp == 1 && r.has(micro) && w.micro_batches != 1) r.fail(micro, "micro-batches are a pipeline's (pp > 1)");
+  r.only({"dp", "tp", "pp", "micro_batches", "dp_degree", "mp_degree", "pp_degree", "accumulate_steps", "devices"});
   if (err.ok() && !w.devices.empty() && static_cast<int>(w.devices.size()) != w.ranks()) {
     r.fail("devices", "expected " + std::to_string(w.ranks()) + " device ids (dp x tp x pp), got " +
                           std::to_string(w.devices.size()));

@@ -69,6 +69,7 @@ struct Workload {
   int64_t samples_per_step = 1;   // per data-parallel rank
   std::string unit = "samples/s";
   int dp = 1, tp = 1, pp = 1;
+  int micro_batches = 1;          // pp > 1: micro-batches per step (Paddle's accumulate_steps); layer shapes are one's
   std::vector<int> devices;       // rank -> device (default 0..ranks-1)
   int64_t input_bytes_per_sample = 0;
   double loader_ms = 0;           // host-side time per step before the input is ready

@@ -59,9 +59,10 @@ void exposed_communication(const Report& r, std::vector<Finding>& out, Measured&
   if (r.ranks.empty()) return;
   const RankRow& critical = *std::max_element(r.ranks.begin(), r.ranks.end(),
                                               [](const RankRow& a, const RankRow& b) { return a.work() < b.work(); });
-  // What a slow link adds is that rule's cost (slow_link runs first), not this one's.
+  // What a slow link adds is that rule's cost (slow_link runs first), not this one's; nor are a
+  // pipeline's receives, where stages wait for each other (pipeline_bubble).
   double step = critical.step, comm = critical.communication;
-  double exposed = std::max(0.0, critical.comm_exposed - measured["slow_link"]);
+  double exposed = std::max(0.0, critical.comm_exposed - measured["slow_link"] - measured["pipeline_bubble"]);
   measured["unoverlapped_communication"] = exposed;
   if (step <= 0 || exposed / step < kExposedCommShare) return;
   Finding f{"unoverlapped_communication",
@@ -311,6 +312,7 @@ void add_findings(const ProfileData& data, Report& r) {
   recording_quality(r, r.findings);
   starvation(r, r.findings, r.measured_cost_ns_per_step);
   slow_link(data, r, r.findings, r.measured_cost_ns_per_step);
+  pipeline_bubble(data, r, r.findings, r.measured_cost_ns_per_step);
   exposed_communication(r, r.findings, r.measured_cost_ns_per_step);
   aicpu(r, r.findings, r.measured_cost_ns_per_step);
   memory_bound(r, r.findings);

@@ -1,6 +1,7 @@
 // The slow-link rule: a communicator whose large collectives move data far below what its links'
 // line rate allows, the links it points at, and the exposed time the slowness costs each step.
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -37,6 +38,7 @@ struct GroupLinks {
 std::map<int64_t, Instance> instances(const ProfileData& d) {
   std::map<int64_t, Instance> out;
   for (const CollectiveRecord& c : d.collectives) {
+    if (point_to_point(d, c)) continue;  // no transfer time of its own to judge a link by (pipeline_bubble)
     Instance& i = out[c.op_name];
     int64_t duration = c.end - c.start;
     i.transfer_ns = i.devices.empty() ? duration : std::min(i.transfer_ns, duration);
@@ -156,6 +158,47 @@ void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out,
   double step = 0;
   for (const RankRow& row : r.ranks) step = std::max(step, row.step);
   f.cost_ns_per_step = cost, f.step_ns = step;
+  out.push_back(std::move(f));
+}
+
+bool point_to_point(const ProfileData& d, const CollectiveRecord& c) {
+  const std::string& type = d.str(c.op_type);
+  return type.rfind("hcom_send", 0) == 0 || type.rfind("hcom_receive", 0) == 0;
+}
+
+// Pipeline stages wait for each other at their Recvs: each rank's Recv time per step (the compute
+// stream is blocked there, so none of it overlaps compute) is its share of the bubble. Measured on
+// the median rank; set beside 1F1B's own floor, (stages - 1) / (micro-batches + stages - 1).
+void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
+  std::map<int, double> waits;  // device -> Recv time over the recording
+  for (const CollectiveRecord& c : d.collectives) {
+    if (point_to_point(d, c) && d.str(c.op_type).rfind("hcom_receive", 0) == 0) waits[c.device] += static_cast<double>(c.end - c.start);
+  }
+  if (waits.empty() || r.ranks.empty()) return;
+  std::vector<double> per_step;
+  double step = 0;
+  for (const RankRow& row : r.ranks) {
+    per_step.push_back(row.steps > 0 ? waits[row.device] / row.steps : 0);
+    step = std::max(step, row.step);
+  }
+  std::sort(per_step.begin(), per_step.end());
+  const double wait = per_step[per_step.size() / 2];
+  measured["pipeline_bubble"] = wait;
+  if (step <= 0 || wait / step < 0.05) return;
+  std::string layout;
+  if (auto it = d.job_settings.find("layout"); it != d.job_settings.end()) layout = it->second;
+  int stages = 0, micro = 0;
+  std::sscanf(layout.c_str() + std::min(layout.size(), layout.find(" x pp")), " x pp%d (%d micro", &stages, &micro);
+  std::string floor = stages > 1 && micro > 0 ? fmt("%.1f%%", 100.0 * (stages - 1) / (micro + stages - 1)) : "";
+  Finding f{"pipeline_bubble",
+            "Pipeline bubble: the median stage waits " + ms(wait) + " per step (" + pct(wait / step) +
+                " of the step) at its receives for the neighbouring stages" +
+                (floor.empty() ? "" : "; " + std::to_string(stages) + " stages over " + std::to_string(micro) +
+                                          " micro-batches idle " + floor + " of the step even when balanced (1F1B's (p-1)/(m+p-1)), "
+                                          "the rest is transfers and stages of unequal work") + ".",
+            {{"wait_ms_per_step", wait / 1e6}, {"percent_of_step", 100 * wait / step}}};
+  if (!floor.empty()) f.numbers.push_back({"one_f_one_b_floor_percent", 100.0 * (stages - 1) / (micro + stages - 1)});
+  f.cost_ns_per_step = wait, f.step_ns = step;
   out.push_back(std::move(f));
 }
 

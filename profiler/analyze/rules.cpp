@@ -90,6 +90,13 @@ constexpr RuleDef kRules[] = {
      Severity::kWarning,
      "check the named links: npu-smi info -t topo and the link counters, npu-smi diag's bandwidth test, "
      "reseat or replace the part; route the communicator over other links meanwhile"},
+    {"pipeline_bubble", "COMMUNICATION_OP Send/Recv (hcom_send_, hcom_receive_) per rank against its steps; the job's layout "
+     "(pp stages, micro-batches) from its job_started event",
+     "the median rank's receive time is >= 5% of the step",
+     "the median rank's receive time per step (its compute stream waits there for the neighbouring stage)",
+     Severity::kWarning,
+     "more micro-batches per step (the 1F1B bubble is (p-1)/(m+p-1)), an interleaved schedule (virtual pipeline "
+     "stages), stages of equal work (move layers from the slowest stage), fewer pipeline stages"},
     {"slow_rank", "per-rank step breakdown (OVERLAP_ANALYSIS within each rank's step windows)",
      "a rank's own work (its step minus communication with no compute running) is >= 5% above the "
      "median of the other ranks'",

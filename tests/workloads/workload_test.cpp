@@ -280,11 +280,60 @@ TEST(Workload, DevicesScaleDataParallelism) {
   ASSERT_TRUE(points.ok());
   ASSERT_EQ(points->front().program.ranks.size(), 1u);
   EXPECT_EQ(points->front().program.ranks[0].device, 2);
+  // Tensor (and pipeline) parallel groups stay whole: dp scales by whole groups.
   auto ernie = load_workload("ernie3-train");
   CompileOptions two;
   two.devices = {0, 1};
-  auto bad = compile_workload(*ernie, two);
-  EXPECT_EQ(bad.status().message(), "workload ernie3-train needs 8 devices (dp 4 x tp 2), got 2");
+  auto one_group = compile_workload(*ernie, two);
+  ASSERT_TRUE(one_group.ok()) << one_group.status().message();
+  EXPECT_EQ(one_group->front().program.layout, "dp1 x tp2");
+  CompileOptions three;
+  three.devices = {0, 1, 2};
+  auto bad = compile_workload(*ernie, three);
+  EXPECT_EQ(bad.status().message(), "workload ernie3-train needs 8 devices (dp 4 x tp 2), or a multiple of 2, got 3");
+}
+
+// Pipeline parallelism as Paddle configures it (pp_degree, accumulate_steps): each stage runs its
+// share of the layers over the micro-batches in 1F1B order, receiving activations from the stage
+// before and gradients from the stage after.
+TEST(Workload, PipelineStagesRunOneForwardOneBackward) {
+  auto w = load_workload("pipeline-train");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->pp, 4);
+  EXPECT_EQ(w->micro_batches, 8);
+  auto points = compile_workload(*w, {});
+  ASSERT_TRUE(points.ok()) << points.status().message();
+  const auto& p = points->front().program;
+  ASSERT_EQ(p.ranks.size(), 8u);  // dp 2 x pp 4
+  EXPECT_EQ(p.layout, "dp2 x tp1 x pp4 (8 micro-batches, 1F1B)");
+  ASSERT_EQ(p.comms.back().name, "pp1");  // one per pipeline, its ranks in stage order
+  EXPECT_EQ(p.comms.back().ranks, (std::vector<int>{4, 5, 6, 7}));
+  // Each stage's schedule as F (a forward's last kernel before its send, or the last stage's
+  // forward) and B (a backward's first kernel after its receive) from its point-to-point ops.
+  for (int stage = 0; stage < 4; ++stage) {
+    std::string order;
+    int kernels = 0;
+    for (const auto& op : telemetry::ops_of(p.ranks, stage).step) {
+      if (op.kind == telemetry::ProgramOp::Kind::kCollective && (op.name == "Send" || op.name == "Recv")) {
+        bool forward = (op.name == "Recv") == (op.root_or_peer < stage);
+        order += op.name == "Recv" ? (forward ? "f" : "b") : (forward ? "F" : "B");
+      }
+      kernels += op.kind == telemetry::ProgramOp::Kind::kKernel;
+    }
+    EXPECT_GT(kernels, 60) << "stage " << stage << ": its 6 of 24 blocks, forward and backward, per micro-batch";
+    if (stage == 0) {
+      EXPECT_EQ(order, "FFFFbFbFbFbFbbbb");  // 3 warm-up forwards, 5 x 1F1B, 3 cool-down
+    }
+    if (stage == 3) {
+      EXPECT_EQ(order, "fBfBfBfBfBfBfBfB");  // the last stage: one forward, one backward
+    }
+  }
+  auto bad = parse_workload(nlohmann::json::parse(R"({"name": "x", "kind": "train", "layers": [],
+                                            "parallel": {"dp": 2, "micro_batches": 4}})"), "x.json");
+  EXPECT_EQ(bad.status().message(), "workload error: x.json: parallel.micro_batches: micro-batches are a pipeline's (pp > 1)");
+  auto both = parse_workload(nlohmann::json::parse(R"({"name": "x", "kind": "train", "layers": [],
+                                             "parallel": {"pp": 2, "pp_degree": 2}})"), "x.json");
+  EXPECT_EQ(both.status().message(), "workload error: x.json: parallel.pp_degree: give pp or pp_degree, not both");
 }
 
 TEST(Workload, SweepsCompileToOneProgramPerPoint) {
