@@ -74,12 +74,22 @@ std::string step_lines(const StepSummary& s) {
          ms(s.max_ns) + " (step " + std::to_string(s.max_step) + "); " + fixed(s.steps_per_s, 2) + " steps/s\n";
 }
 
-std::string breakdown_line(const StepSummary& s) {
+// `bubble_pct`: a pipeline's stages waiting at their receives (pipeline_bubble), part of the
+// communication not overlapped; 0 for a job without pipeline stages.
+std::string breakdown_line(const StepSummary& s, double bubble_pct) {
   if (s.steps == 0) return "";
   auto p = [](double v) { return fixed(v, 1) + "%"; };
+  std::string bubble = bubble_pct > 0 ? " (of which the pipeline's bubble " + p(bubble_pct) + ")" : "";
   return wrap("Step time: ", "computing " + p(s.computing_pct) + ", communication not overlapped " + p(s.comm_exposed_pct) +
-                                 ", idle " + p(s.idle_pct) + " (of which before the step's first task " +
+                                 bubble + ", idle " + p(s.idle_pct) + " (of which before the step's first task " +
                                  p(s.idle_before_first_task_pct) + ")");
+}
+
+double bubble_pct(const Report& r) {
+  auto it = r.measured_cost_ns_per_step.find("pipeline_bubble");
+  double step = 0;
+  for (const RankRow& row : r.ranks) step = std::max(step, row.step);
+  return it == r.measured_cost_ns_per_step.end() || step <= 0 ? 0 : 100 * it->second / step;
 }
 
 std::string findings_lines(const Report& r) {
@@ -121,7 +131,7 @@ std::string render_summary(const Report& r) {
   std::string out = "npu-prof report: " + h.db + "\n";
   out += "Recording: " + h.recording_state() + ", " + std::to_string(h.tasks) + " tasks, " + std::to_string(h.events_missed) + " events missed\n";
   StepSummary steps = summarize_steps(r);
-  out += job_lines(r) + step_lines(steps) + breakdown_line(steps) + findings_lines(r) + slow_rank_lines(r);
+  out += job_lines(r) + step_lines(steps) + breakdown_line(steps, bubble_pct(r)) + findings_lines(r) + slow_rank_lines(r);
   std::string sections;
   for (const char* s : kReportSections) sections += (sections.empty() ? "" : "|") + std::string(s);
   return out + "Details:   --section " + sections + ", or --full\n";

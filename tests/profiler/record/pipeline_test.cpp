@@ -43,6 +43,8 @@ TEST(PipelineBubble, TheReportNamesTheBubbleNotASlowLink) {
   EXPECT_GE(percent, floor) << top.dump();
   EXPECT_LE(percent, 60) << top.dump();
   EXPECT_NE(report["header"]["job"]["layout"].get<std::string>().find("pp4 (8 micro-batches, 1F1B)"), std::string::npos);
+  auto text = run_command(prof() + " report " + run.dir);
+  EXPECT_NE(text.output.find("(of which the pipeline's bubble"), std::string::npos) << text.output;
 }
 
 // (m + p - 1) slots of a stage's forward and backward make a step: 8 -> 32 micro-batches takes the
