@@ -166,8 +166,10 @@ Status Node::inject_fault(int device, FaultKind kind, const std::string& source)
 }
 
 void Node::apply_fault(int device, FaultKind kind, const std::string& source) {
-  if (!events_.empty()) events_.fault({device, -2, kind, now()});
-  if (!devices_[device].health().active(kind)) faults_.push_back({device, -1, false, kind, source, now(), next_fault_id_++});
+  if (!devices_[device].health().active(kind)) {  // a fault already in force takes effect once
+    faults_.push_back({device, -1, false, kind, source, now(), next_fault_id_++});
+    if (!events_.empty()) events_.fault({device, -2, kind, now()});
+  }
   Device& d = devices_[device];
   if (kind == FaultKind::kHbmDoubleBit) {
     // Where the bad cell is: deterministic per node seed, device and how many it has had.

@@ -101,18 +101,20 @@ TEST(ClusterRecord, AHostThatGoesDownFailsTheJobAndTheReportSaysWhere) {
 }
 
 // A fault injected by hand before the recording starts is in the profile all the same: the
-// recorder notes what the node says is in force.
+// recorder notes what the node says is in force. The workload's own timeline injects the same
+// fault again: already in force, it does not take effect twice.
 TEST(ClusterRecord, AFaultInForceBeforeTheRecordingIsInItsReport) {
   ScopedNode node("before", "--spec 2x8x910B2 --seed 7");
   TempDir dir("before");
   ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --host 1 --fault host-slow").exit_code, 0);
   auto rec = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() + " " +
-                         diagnosis("clean-2hosts"));
+                         diagnosis("straggler-host"));
   ASSERT_EQ(rec.exit_code, 0) << rec.output;
   auto r = run_command(prof() + " report " + dir.str());
   EXPECT_NE(r.output.find("Fault:     host-slow on " + node.name() + "-1 (all 8 NPUs), in force when the recording started"),
             std::string::npos) << r.output;
   EXPECT_NE(r.output.find("[slow_host]"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("Fault:"), r.output.rfind("Fault:")) << "one Fault line: " << r.output;
 }
 
 TEST(ClusterRecord, OneRankOfTheCollectionReadsAlone) {
