@@ -69,6 +69,19 @@ TEST(NpuRun, BrokenWorkloadFilesExitWithUsageErrors) {
   EXPECT_NE(shape.output.find("ShapeInferenceError: MatMulV2"), std::string::npos) << shape.output;
   EXPECT_EQ(run_command(npu_run() + " resnet50-train --steps 0").exit_code, 4);
   EXPECT_EQ(run_command(npu_run() + " resnet50-train --devices 0,x --standalone").exit_code, 4);
+  // Placing ranks on a cluster's hosts: one line naming what does not fit.
+  auto both = run_command(npu_run() + " resnet50-train --devices 0,1 --hosts 2 --standalone --fast");
+  EXPECT_EQ(both.exit_code, 4) << both.output;
+  EXPECT_EQ(both.output, "npu-run: --devices names each rank's device; --hosts/--ranks place the ranks: give one or the other\n");
+  auto hosts = run_command(npu_run() + " resnet50-train --hosts 3 --standalone --fast --spec 2x8x910B2");
+  EXPECT_EQ(hosts.exit_code, 4) << hosts.output;
+  EXPECT_EQ(hosts.output, "npu-run: --hosts 3: 2x8x910B2 has 2 hosts\n");
+  auto ranks = run_command(npu_run() + " resnet50-train --hosts 2 --ranks 5 --standalone --fast --spec 2x8x910B2");
+  EXPECT_EQ(ranks.exit_code, 4) << ranks.output;
+  EXPECT_EQ(ranks.output, "npu-run: --ranks 5 over 2 host(s): each host takes the same number, at most 8 (its devices)\n");
+  auto placed = run_command(npu_run() + " resnet50-train --hosts 2 --ranks 4 --standalone --fast --spec 2x8x910B2 --steps 2");
+  EXPECT_EQ(placed.exit_code, 0) << placed.output;
+  EXPECT_NE(placed.output.find("4 devices (dp 4 x tp 1)"), std::string::npos) << placed.output;
 }
 
 // One step has no steady steps to average: the summary says it is the first step alone.

@@ -40,15 +40,12 @@ void add_options(CLI::App& app, Args& a) {
       ->type_name("SPEC");
   app.add_option("--node-name,--node", a.node_name, "daemon node to submit to (default $NPU_NODE or npukit)")->type_name("NODE");
   app.add_option("--devices", a.devices, "comma-separated device ids, one per rank (data-parallel workloads scale)");
-  auto* hosts = app.add_option("--hosts", a.hosts, "cluster: run on the first N hosts (with --ranks: spread over them; default every device of each)")
-                   ->check(CLI::Range(1, 1024))
-                   ->type_name("N");
-  auto* ranks = app.add_option("--ranks", a.ranks, "cluster: R ranks in all, the same number on each host of --hosts (default 1 host)")
-                   ->check(CLI::Range(1, 1 << 16))
-                   ->type_name("R");
-  auto* devices = app.get_option("--devices");
-  hosts->excludes(devices);
-  ranks->excludes(devices);
+  app.add_option("--hosts", a.hosts, "cluster: run on the first N hosts (with --ranks: spread over them; default every device of each)")
+      ->check(CLI::Range(1, 1024))
+      ->type_name("N");
+  app.add_option("--ranks", a.ranks, "cluster: R ranks in all, the same number on each host of --hosts (default 1 host)")
+      ->check(CLI::Range(1, 1 << 16))
+      ->type_name("R");
   app.add_flag("--fast", a.fast, "standalone: run as fast as possible instead of paced");
   app.add_option("--speed", a.speed, "standalone paced: virtual seconds per wall second")->capture_default_str();
   app.add_option("--allocator", a.allocator, "caching or direct (default: the workload's)")->check(CLI::IsMember({"caching", "direct"}));
@@ -201,6 +198,10 @@ int parse(CLI::App& app, Args& a, int argc, const char* const* argv) {
     return kExitUsage;
   }
   if (!parse_devices(a.devices)) return kExitUsage;
+  if (!a.devices.empty() && (a.hosts > 0 || a.ranks > 0)) {
+    std::fprintf(stderr, "npu-run: --devices names each rank's device; --hosts/--ranks place the ranks: give one or the other\n");
+    return kExitUsage;
+  }
   return kParsed;
 }
 
