@@ -233,8 +233,8 @@ json Daemon::host_request(const tf::Request& request, const Face& face) {
   if (request.op == "inject") {
     auto kind = parse_fault(body.value("fault", std::string()));
     if (!kind.ok()) return tf::error_reply(kind.status().message(), "invalid_argument");
-    if (*kind != FaultKind::kHostSlow && *kind != FaultKind::kHostDown) {
-      return tf::error_reply(std::string("a host takes host-slow or host-down, not ") + fault_name(*kind), "invalid_argument");
+    if (!acts_on_host(*kind)) {
+      return tf::error_reply("a host takes " + fault_names(acts_on_host) + ", not " + fault_name(*kind), "invalid_argument");
     }
     return status_reply(node_->inject_fault(first, *kind));  // the node reports it (fault_injected)
   }
@@ -291,7 +291,7 @@ json Daemon::device_or_link_request(const tf::Request& request, const Face& face
   if (op == "inject") {
     auto kind = parse_fault(body.value("fault", std::string()));
     if (!kind.ok()) return tf::error_reply(kind.status().message(), "invalid_argument");
-    if (*kind == FaultKind::kHostSlow || *kind == FaultKind::kHostDown) {
+    if (acts_on_host(*kind)) {
       return tf::error_reply(std::string(fault_name(*kind)) + " acts on a whole host: name it (npu-emud inject --host H)", "invalid_argument");
     }
     return status_reply(node_->inject_fault(*d, *kind));  // the node reports it (fault_injected)

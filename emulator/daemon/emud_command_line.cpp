@@ -87,9 +87,8 @@ void add_device_commands(CLI::App& app, Args& a, Commands& c) {
   };
   c.inject = device_command("inject", "inject a fault into a device or a link", true);
   c.inject->add_option("--fault,-f", a.fault,
-                       "over-temperature, hbm-double-bit, ecc-storm, aicore-hang, link-down, device-lost, "
-                       "aicore-degraded, link-degraded; on a link: link-down, link-degraded, link-flapping; on a host: "
-                       "host-slow, host-down")
+                       fault_names(acts_on_device) + "; on a link: " + fault_names(acts_on_link) + "; on a host: " +
+                           fault_names(acts_on_host))
       ->required()
       ->type_name("FAULT");
   c.clear = device_command("clear", "clear a device's or a link's faults (a hang or a lost device needs reset)", true);

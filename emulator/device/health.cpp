@@ -63,6 +63,22 @@ const std::vector<FaultKind>& all_faults() {
   return kinds;
 }
 
+bool acts_on_link(FaultKind k) {
+  return k == FaultKind::kLinkDown || k == FaultKind::kLinkDegraded || k == FaultKind::kLinkFlapping;
+}
+
+bool acts_on_host(FaultKind k) { return k == FaultKind::kHostSlow || k == FaultKind::kHostDown; }
+
+bool acts_on_device(FaultKind k) { return k != FaultKind::kLinkFlapping && !acts_on_host(k); }
+
+std::string fault_names(bool (*pred)(FaultKind)) {
+  std::string out;
+  for (const auto& f : kFaultNames) {
+    if (pred(f.kind)) out += std::string(out.empty() ? "" : ", ") + f.name;
+  }
+  return out;
+}
+
 void DeviceHealth::inject(FaultKind kind) {
   active_ |= 1u << static_cast<int>(kind);
   if (kind == FaultKind::kHbmDoubleBit) add_double_bit_error();

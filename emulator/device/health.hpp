@@ -40,6 +40,14 @@ enum class FaultKind : uint8_t {
 const char* fault_name(FaultKind k);
 Result<FaultKind> parse_fault(std::string_view name);
 const std::vector<FaultKind>& all_faults();
+// What a fault acts on (one may act on several): a link (link-down, link-degraded, link-flapping),
+// a whole host (host-slow, host-down), or one device (every other, and link-down/-degraded on
+// all of a device's links).
+bool acts_on_link(FaultKind k);
+bool acts_on_host(FaultKind k);
+bool acts_on_device(FaultKind k);
+// "a, b, c": the names of the faults `pred` takes, in table order.
+std::string fault_names(bool (*pred)(FaultKind));
 
 // Alarm codes, severities, texts and the memory limits come from the incident table
 // (telemetry/incidents.hpp).

@@ -85,11 +85,6 @@ constexpr Nanos kFlapPeriodNs = 1'000'000'000;  // link-flapping: one down event
 constexpr Nanos kFlapDownNs = 100'000'000;      // lasting 100 ms
 constexpr Nanos kFlapWindowNs = static_cast<Nanos>(telemetry::kFlapWindowS * 1e9);
 
-bool is_host_fault(FaultKind k) { return k == FaultKind::kHostSlow || k == FaultKind::kHostDown; }
-
-bool is_link_fault(FaultKind k) {
-  return k == FaultKind::kLinkDown || k == FaultKind::kLinkDegraded || k == FaultKind::kLinkFlapping;
-}
 
 // The link's ends as a fault names them: the lower device first, the host (-1) last.
 std::pair<int, int> ends_of(int a, int b) {
@@ -156,7 +151,7 @@ Status Node::inject_fault(int device, FaultKind kind, const std::string& source)
   if (kind == FaultKind::kLinkFlapping) {
     return InvalidArgument("link-flapping acts on one link: give the link (npu-emud inject --link A-B)");
   }
-  if (is_host_fault(kind)) {  // the whole host the device sits in
+  if (acts_on_host(kind)) {  // the whole host the device sits in
     const int per_host = spec().devices_per_host(), first = spec().host_of(device) * per_host;
     for (int d = first; d < first + per_host; ++d) apply_fault(d, kind, source);
     return Status::Ok();
@@ -205,7 +200,7 @@ Status Node::check_link(int a, int b) const {
 
 Status Node::inject_link_fault(int a, int b, FaultKind kind, const std::string& source) {
   NPUKIT_RETURN_IF_ERROR(check_link(a, b));
-  if (!is_link_fault(kind)) {
+  if (!acts_on_link(kind)) {
     return InvalidArgument(std::string("a link takes link-down, link-degraded or link-flapping, not ") + fault_name(kind));
   }
   auto [x, y] = ends_of(a, b);
@@ -277,7 +272,7 @@ Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
   for (const FaultEvent& f : timeline) {
     const bool link = f.peer != -2;  // -2: a device's fault (program.hpp)
     NPUKIT_RETURN_IF_ERROR(link ? check_link(f.device, f.peer) : check_device(f.device));
-    if (link && f.action == FaultEvent::Action::kInject && !is_link_fault(f.kind)) {
+    if (link && f.action == FaultEvent::Action::kInject && !acts_on_link(f.kind)) {
       return InvalidArgument(std::string("a link takes link-down, link-degraded or link-flapping, not ") + fault_name(f.kind));
     }
     if (f.at < 0) return InvalidArgument("fault time must be >= 0");
