@@ -203,4 +203,22 @@ Result<std::unique_ptr<Client>> open_client(std::string_view backend, const Clie
   return NotFoundError("unknown bus backend '" + std::string(backend) + "' (known: " + known + ")");
 }
 
+std::vector<std::string> ClusterFace::hosts() const {
+  std::vector<std::string> out;
+  for (const auto& h : status.value("hosts", nlohmann::json::array())) {
+    if (h.is_string()) out.push_back(h.get<std::string>());
+  }
+  return out;
+}
+
+Result<ClusterFace> open_cluster(const std::string& node, std::chrono::milliseconds timeout) {
+  auto control = ControlClient::connect(node, control_socket_path(node), timeout);
+  if (!control.ok()) return NotFoundError(control.status().message());
+  auto status = (*control)->call({{"op", "status"}});
+  if (!status.ok()) return NotFoundError(status.status().message());
+  ClusterFace face{std::move(*control), std::move(*status)};
+  if (!face.status.value("ok", false) || face.hosts().empty()) return NotFoundError("node '" + node + "' is not a cluster");
+  return face;
+}
+
 }  // namespace npukit::telemetry

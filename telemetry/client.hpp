@@ -131,4 +131,14 @@ std::span<const ClientBackend> client_backends();
 // Opens `backend` by name; NotFound lists the known names.
 Result<std::unique_ptr<Client>> open_client(std::string_view backend, const ClientOptions& options);
 
+// An emulated cluster's own name (npu-emud start --spec Hx<node>): a control socket without a bus
+// of its own, taking cluster-wide device ids; each host publishes its own bus, "<name>-<h>".
+struct ClusterFace {
+  std::unique_ptr<ControlClient> control;  // connected, for further requests
+  nlohmann::json status;                   // its status reply: "hosts" (their bus names), "spec", ...
+  std::vector<std::string> hosts() const;
+};
+// NotFound when nothing answers at `node`'s socket or what answers is not a cluster's face.
+Result<ClusterFace> open_cluster(const std::string& node, std::chrono::milliseconds timeout);
+
 }  // namespace npukit::telemetry

@@ -5,7 +5,6 @@
 #include <numeric>
 #include <thread>
 
-#include "telemetry/naming.hpp"
 
 namespace npukit::work {
 
@@ -16,13 +15,11 @@ Result<std::unique_ptr<DaemonBackend>> DaemonBackend::connect(const std::string&
   if (!client.ok()) {
     // A cluster's own name has a control socket (cluster-wide device ids) and no bus: each host
     // publishes its own.
-    auto socket = telemetry::ControlClient::connect(node, telemetry::control_socket_path(node), std::chrono::seconds(30));
-    if (!socket.ok()) return client.status();
-    auto status = (*socket)->call({{"op", "status"}});
-    if (!status.ok() || !status->contains("hosts")) return client.status();
+    auto cluster = telemetry::open_cluster(node, std::chrono::seconds(30));
+    if (!cluster.ok()) return client.status();
     std::unique_ptr<DaemonBackend> b(new DaemonBackend());
-    b->spec_ = status->value("spec", std::string());
-    b->cluster_ = std::move(*socket);
+    b->spec_ = cluster->status.value("spec", std::string());
+    b->cluster_ = std::move(cluster->control);
     b->node_ = node;
     return b;
   }

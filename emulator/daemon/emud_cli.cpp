@@ -211,8 +211,8 @@ int stop(const std::string& node) {
 Result<json> status_reply(const std::string& node) {
   auto client = tf::ShmClient::open({.node = node});
   if (!client.ok()) {
-    auto cluster = call(node, {{"op", "status"}}, std::chrono::seconds(5));
-    if (cluster.ok() && cluster->contains("hosts")) return cluster;
+    auto cluster = tf::open_cluster(node, std::chrono::seconds(5));
+    if (cluster.ok()) return std::move(cluster->status);
     return client.status();
   }
   auto snap = (*client)->snapshot();

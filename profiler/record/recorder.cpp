@@ -17,7 +17,6 @@
 #include "profiler/store/prof_layout.hpp"
 #include "profiler/store/schema.hpp"
 #include "telemetry/client.hpp"
-#include "telemetry/control.hpp"
 #include "telemetry/naming.hpp"
 
 namespace npukit::prof {
@@ -49,25 +48,6 @@ struct Source {
   std::set<uint64_t> open_jobs;
   uint64_t events = 0, missed = 0;
 };
-
-// The buses of `node`: itself, or, for a cluster's name (a control socket without a bus of its
-// own), every host's bus in host order.
-Result<std::vector<std::string>> buses_of(const RecordOptions& o) {
-  if (o.backend != "shm") return std::vector<std::string>{o.node};
-  auto own = tf::open_client(o.backend, {.node = o.node});
-  if (own.ok()) return std::vector<std::string>{o.node};
-  auto control = tf::ControlClient::connect(o.node, tf::control_socket_path(o.node), std::chrono::seconds(5));
-  if (!control.ok()) return own.status();
-  auto reply = (*control)->call({{"op", "status"}});
-  if (!reply.ok() || !reply->contains("hosts") || !(*reply)["hosts"].is_array() || (*reply)["hosts"].empty()) {
-    return own.status();
-  }
-  std::vector<std::string> hosts;
-  for (const auto& h : (*reply)["hosts"]) {
-    if (h.is_string()) hosts.push_back(h.get<std::string>());
-  }
-  return hosts;
-}
 
 class Recording {
  public:
@@ -206,15 +186,22 @@ Status Recording::note_active_faults(Source& src) {
 }
 
 Status Recording::open() {
-  auto buses = buses_of(o_);
-  if (!buses.ok()) return buses.status();
-  sources_.resize(buses->size());
-  int devices = 0;
-  for (std::size_t i = 0; i < sources_.size(); ++i) {
-    sources_[i].node = (*buses)[i];
-    NPUKIT_RETURN_IF_ERROR(open_bus(sources_[i]));
-    devices += sources_[i].first->device_count();
+  // The node's bus, or, for a cluster's name (a control socket without a bus), every host's.
+  std::vector<std::string> buses{o_.node};
+  sources_.resize(1);
+  sources_[0].node = o_.node;
+  if (Status own = open_bus(sources_[0]); !own.ok()) {
+    auto cluster = o_.backend == "shm" ? tf::open_cluster(o_.node, std::chrono::seconds(5)) : Result<tf::ClusterFace>(own);
+    if (!cluster.ok()) return own;
+    buses = cluster->hosts();
+    sources_ = std::vector<Source>(buses.size());
+    for (std::size_t i = 0; i < sources_.size(); ++i) {
+      sources_[i].node = buses[i];
+      NPUKIT_RETURN_IF_ERROR(open_bus(sources_[i]));
+    }
   }
+  int devices = 0;
+  for (const Source& src : sources_) devices += src.first->device_count();
   // Every bus's trees in one go: one recording (one timestamp and tag), numbered in bus order.
   auto dirs = create_prof_dirs(o_.out_dir, realtime_now_ns(), devices);
   if (!dirs.ok()) return dirs.status();
