@@ -94,22 +94,17 @@ void to_cluster_ids(ProfileData& p, int base, int64_t link_base) {
   p.initial_clock = shifted(p.initial_clock, base);
 }
 
-std::string run_value(const ProfileData& p, const std::string& key) {
-  auto it = p.run.find(key);
-  return it == p.run.end() ? "" : it->second;
-}
-
 // Parts recorded from more than one bus (the hosts of a cluster) take cluster-wide device ids
 // and name their host.
 void place_hosts(std::vector<ProfileData>& parts, ProfileData& out) {
   std::set<std::string> nodes;
-  for (const ProfileData& p : parts) nodes.insert(run_value(p, "node"));
+  for (const ProfileData& p : parts) nodes.insert(p.run_value("node"));
   if (nodes.size() < 2) return;
   std::map<std::string, int64_t> link_base;  // per host: its links' offset
   int64_t next_link = 0;
   for (ProfileData& p : parts) {
-    std::string node = run_value(p, "node");
-    int base = std::atoi(run_value(p, "device_base").c_str());
+    std::string node = p.run_value("node");
+    int base = std::atoi(p.run_value("device_base").c_str());
     auto [it, fresh] = link_base.try_emplace(node, next_link);
     int64_t last = -1;
     for (const auto& [id, l] : p.links) last = std::max(last, id);
@@ -180,7 +175,7 @@ ProfileData merge_ranks(std::vector<ProfileData> parts, std::string path) {
     ProfileData& part = parts[i];
     if (i == 0) out.meta = part.meta, out.run = part.run;
     // Node-level events are in every rank's database of a bus: taken once per bus.
-    bool first_of_bus = hosts_seen.insert(run_value(part, "node")).second;
+    bool first_of_bus = hosts_seen.insert(part.run_value("node")).second;
     append_part(out, part, strings.map(part.strings), i == 0, first_of_bus, i);
   }
   // One order for every consumer: by start, then device; tasks keep "by globalTaskId" order by
