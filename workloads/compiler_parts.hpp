@@ -18,6 +18,7 @@ std::size_t dtype_bytes(const std::string& dtype);
 telemetry::ProgramOp kernel(const StepOp& s, int stream = kCompute);
 telemetry::ProgramOp alloc(const std::string& buf, uint64_t bytes);
 telemetry::ProgramOp allreduce(uint64_t count, int comm, const std::string& dtype, int stream);
+telemetry::ProgramOp event_op(telemetry::ProgramOp::Kind kind, int stream, int event);  // record / wait
 telemetry::ProgramOp delay(double ms);
 uint64_t output_bytes(const StepOp& op, const std::string& dtype);
 

@@ -40,20 +40,14 @@ ProgramOp p2p(const Stage& st, const char* kind, uint64_t count, int peer, int s
   return op;
 }
 
-ProgramOp event(ProgramOp::Kind kind, int stream, int id) {
-  ProgramOp op = op_of(kind, stream);
-  op.event = id;
-  return op;
-}
-
 // A send leaves the compute stream free: it waits for the compute that made its data on a stream
 // of its own direction (forward sends on the comm stream, backward on the copy stream, as NCCL
 // keeps a channel per peer). On one stream, a stage's send to the next would wait for that stage
 // to receive while it waits to send its gradient back: 1F1B's deadlock, which batched p2p avoids.
 void send(const Stage& st, uint64_t count, int peer, bool forward, std::vector<ProgramOp>& step) {
   const int stream = forward ? kComm : kCopy, id = forward ? 0 : 1;
-  step.push_back(event(ProgramOp::Kind::kRecord, kCompute, id));
-  step.push_back(event(ProgramOp::Kind::kWait, stream, id));
+  step.push_back(event_op(ProgramOp::Kind::kRecord, kCompute, id));
+  step.push_back(event_op(ProgramOp::Kind::kWait, stream, id));
   step.push_back(p2p(st, "Send", count, peer, stream));
 }
 
