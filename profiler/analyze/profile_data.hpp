@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/analyze/host_device.hpp"
 #include "profiler/store/derive.hpp"
 #include "profiler/store/intervals.hpp"
 #include "profiler/store/sqlite_db.hpp"
@@ -107,7 +108,7 @@ struct ProfileData {
   std::map<int, int> device_ranks;          // RANK_DEVICE_MAP: device -> rank (ranks >= 0 only)
   // Ranks recorded on several hosts of a cluster (merge_ranks): devices carry their cluster-wide
   // ids (the host's EMU_RUN device_base + its own id) and this names each one's host.
-  std::map<int, std::pair<std::string, int>> device_hosts;  // device -> (host, its id on that host)
+  std::map<int, HostDevice> device_hosts;
   int64_t session_start = 0, session_end = 0;
   bool complete = false;
   std::vector<std::string> damage;  // what a damaged database lacks or has broken ("no EMU_EVENT table")

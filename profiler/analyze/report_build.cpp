@@ -63,7 +63,7 @@ ReportHeader header_of(const ProfileData& d) {
   h.db = d.db_path;
   h.ranks = d.ranks;
   h.device_ranks = d.device_ranks;
-  for (const auto& [device, host] : d.device_hosts) h.device_hosts[device] = {host.first, host.second};
+  h.device_hosts = d.device_hosts;
   auto meta = [&](const char* k) { auto it = d.meta.find(k); return it == d.meta.end() ? std::string() : it->second; };
   h.schema_version = meta("SCHEMA_VERSION");
   h.producer = meta("PRODUCER");
@@ -425,9 +425,7 @@ namespace npukit::prof {
 
 std::string ReportHeader::rank_label(int device) const {
   auto rank = device_ranks.find(device);
-  auto host = device_hosts.find(device);
-  std::string where = host == device_hosts.end() ? "device " + std::to_string(device)
-                                                 : "device " + std::to_string(host->second.local) + " of " + host->second.host;
+  std::string where = device_label(device_hosts, device);
   return rank == device_ranks.end() ? where : "rank " + std::to_string(rank->second) + " (" + where + ")";
 }
 

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/analyze/host_device.hpp"
 #include "profiler/store/intervals.hpp"
 
 namespace npukit::prof {
@@ -25,12 +26,6 @@ struct DurationStats {
 };
 // Fills count/total/min/max/avg/median (reorders `durations`); ratio is left to the caller.
 DurationStats duration_stats(std::vector<int64_t>& durations);
-
-// Where a device of a cluster recording is: its host (that host's bus name) and its id there.
-struct HostDevice {
-  std::string host;
-  int local = 0;
-};
 
 struct ReportHeader {
   std::string db;

@@ -90,12 +90,6 @@ class TraceBuilder {
   void thread(int64_t pid, int64_t tid, const std::string& name, int sort);
   void slice(int64_t pid, int64_t tid, const std::string& name, const char* cat, int64_t start, int64_t end, json args);
   std::string rank_name(int device) const { return "Rank " + std::to_string(d_.rank_of(device)); }
-  // "device 3", or on a recording of several hosts "device 3 of c-1" (the host's own id).
-  std::string device_name(int device) const {
-    auto it = d_.device_hosts.find(device);
-    return it == d_.device_hosts.end() ? "device " + std::to_string(device)
-                                       : "device " + std::to_string(it->second.second) + " of " + it->second.first;
-  }
   int sort_of(int device, int part) const { return 3 * d_.rank_of(device) + part; }
   void tasks();
   void launches();
@@ -163,7 +157,7 @@ void TraceBuilder::tasks() {
   for (const TaskRecord& t : d_.tasks) {
     if (!sel_.contains(t.device, t.start)) continue;
     int64_t pid = kHardwarePidBase + t.device;
-    process(pid, rank_name(t.device) + " Ascend Hardware (" + device_name(t.device) + ")", sort_of(t.device, 1));
+    process(pid, rank_name(t.device) + " Ascend Hardware (" + device_label(d_.device_hosts, t.device) + ")", sort_of(t.device, 1));
     thread(pid, t.stream, "Stream " + std::to_string(t.stream), static_cast<int>(t.stream));
     std::string name = d_.str(t.task_type);
     json args = {{"Task Id", t.task_id}, {"connection_id", t.connection_id}};
@@ -226,7 +220,7 @@ void TraceBuilder::counters() {
     Interval window = sel_.window(c.device);
     if (c.ts < window.start || c.ts > window.end) continue;
     int64_t pid = kHardwarePidBase + c.device;
-    process(pid, rank_name(c.device) + " Ascend Hardware (" + device_name(c.device) + ")", sort_of(c.device, 1));
+    process(pid, rank_name(c.device) + " Ascend Hardware (" + device_label(d_.device_hosts, c.device) + ")", sort_of(c.device, 1));
     // Counters are process-scoped: no tid.
     events_.push_back({{"ph", "C"}, {"name", track->second.label}, {"pid", pid}, {"ts", us(c.ts)},
                        {"args", {{"value", c.value / track->second.scale}}}});
