@@ -30,8 +30,7 @@ constexpr double kHbmNearCapacityShare = 0.90; // peak HBM in use, share of the 
 
 // A slow host's ranks wait for their input because the host is slow (slow_host, one root cause):
 // measured on the other hosts' ranks then.
-void starvation(const Report& r, std::vector<Finding>& out, Measured& measured) {
-  HostVerdict slow = slow_host_verdict(r);
+void starvation(const Report& r, const HostVerdict& slow, std::vector<Finding>& out, Measured& measured) {
   double step = 0, lead = 0, idle = 0, n = 0;
   for (const StepRow& s : r.steps) {
     if (slow.slow && r.header.host_of(s.device) == slow.host) continue;
@@ -310,7 +309,8 @@ double busbw_factor(const std::string& op, int ranks) {
 
 void add_findings(const ProfileData& data, Report& r) {
   recording_quality(r, r.findings);
-  starvation(r, r.findings, r.measured_cost_ns_per_step);
+  const HostVerdict slow_host_of_run = slow_host_verdict(r);  // read by three rules
+  starvation(r, slow_host_of_run, r.findings, r.measured_cost_ns_per_step);
   slow_link(data, r, r.findings, r.measured_cost_ns_per_step);
   pipeline_bubble(data, r, r.findings, r.measured_cost_ns_per_step);
   exposed_communication(r, r.findings, r.measured_cost_ns_per_step);
@@ -319,8 +319,8 @@ void add_findings(const ProfileData& data, Report& r) {
   churn(data, r, r.findings);
   allocator_cost(data, r.findings, r.measured_cost_ns_per_step);
   throttling(data, r, r.findings, r.measured_cost_ns_per_step);
-  slow_host(r, r.findings, r.measured_cost_ns_per_step);
-  slow_rank(r, r.findings, r.measured_cost_ns_per_step);
+  slow_host(slow_host_of_run, r.findings, r.measured_cost_ns_per_step);
+  slow_rank(r, slow_host_of_run, r.findings, r.measured_cost_ns_per_step);
   host_gaps(data, r.findings, r.measured_cost_ns_per_step);
   shape_recompilation(data, r.findings, r.measured_cost_ns_per_step);
   hbm_fragmentation(data, r.findings, r.measured_cost_ns_per_step);

@@ -24,8 +24,9 @@ inline std::string pct(double fraction) { return fmt("%.1f%%", fraction * 100); 
 // Rule id -> what it measured, ns per step, whether it fired or not.
 using Measured = std::map<std::string, double>;
 
-void slow_rank(const Report& r, std::vector<Finding>& out, Measured& measured);        // findings_ranks.cpp
-void slow_host(const Report& r, std::vector<Finding>& out, Measured& measured);        // findings_ranks.cpp
+// The slow host's ranks are that finding's, not slow_rank's (`host`: slow_host_verdict).
+void slow_rank(const Report& r, const HostVerdict& host, std::vector<Finding>& out, Measured& measured);  // findings_ranks.cpp
+void slow_host(const HostVerdict& v, std::vector<Finding>& out, Measured& measured);  // findings_ranks.cpp
 void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_clock.cpp
 void host_gaps(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_host.cpp
 void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_fusion.cpp

@@ -152,8 +152,7 @@ std::string rank_list(const std::vector<int>& ranks) {
 
 }  // namespace
 
-void slow_host(const Report& r, std::vector<Finding>& out, Measured& measured) {
-  HostVerdict v = slow_host_verdict(r);
+void slow_host(const HostVerdict& v, std::vector<Finding>& out, Measured& measured) {
   if (v.host.empty()) return;
   measured["slow_host"] = std::max(0.0, v.excess_ns);
   if (!v.slow) return;
@@ -171,14 +170,13 @@ void slow_host(const Report& r, std::vector<Finding>& out, Measured& measured) {
   out.push_back(std::move(f));
 }
 
-void slow_rank(const Report& r, std::vector<Finding>& out, Measured& measured) {
+void slow_rank(const Report& r, const HostVerdict& host, std::vector<Finding>& out, Measured& measured) {
   if (r.ranks.size() < 2) return;
   StragglerVerdict v = straggler(r.ranks);
   measured["slow_rank"] = std::max(0.0, v.excess_ns);
   if (!v.slow) return;
   const RankRow& slow = r.ranks[static_cast<std::size_t>(v.index)];
   // A slow host is the root cause of its ranks' slowness: one finding, not two.
-  HostVerdict host = slow_host_verdict(r);
   if (host.slow && host.host == r.header.host_of(slow.device)) return;
   std::string name = r.header.rank_label(slow.device);
   Finding f{"slow_rank",
