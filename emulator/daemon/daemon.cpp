@@ -78,8 +78,7 @@ void Daemon::publish_all() {
   for (Face& f : faces_) {
     if (!f.publisher) continue;
     // A host that is down publishes nothing: its readers see the heartbeat stop (stale).
-    const bool host = f.view.count >= 0 && f.view.count < node_->device_count();
-    if (host && node_->host_down(node_->spec().host_of(f.view.first))) continue;
+    if (f.view.one_host(*node_) && node_->host_down(node_->spec().host_of(f.view.first))) continue;
     f.publisher->publish(options_.speed, lag_ns_, !sampled);
     sampled = true;
   }
@@ -242,7 +241,7 @@ json Daemon::status_json(const Face& face) const {
     faults.push_back({{"device", f.device - view.first}, {"fault", fault_name(f.kind)}, {"source", f.source}, {"since_ns", f.since}});
     if (f.link) faults.back()["link"] = telemetry::link_ends_name(f.device - view.first, f.peer < 0 ? f.peer : f.peer - view.first);
   }
-  const bool host = face.view.count >= 0 && face.view.count < node_->device_count();
+  const bool host = face.view.one_host(*node_);
   json hosts = json::array();  // a cluster's face: its hosts' buses, in host order
   for (const Face& f : faces_) {
     if (&f != &face && f.writer && !host) hosts.push_back(f.name);

@@ -223,9 +223,9 @@ json Daemon::host_request(const tf::Request& request, const Face& face) {
   if (!body["host"].is_number_integer()) return tf::error_reply("\"host\" must be an integer", "invalid_argument");
   const int host = body["host"].get<int>();
   const HostView view = face.view.on(*node_);
-  const bool own = view.count == spec.device_count() || spec.host_of(view.first) == host;
-  if (host < 0 || host >= spec.hosts || !own) {
-    std::string hosts = view.count == spec.device_count() ? "0-" + std::to_string(spec.hosts - 1) : std::to_string(spec.host_of(view.first));
+  const bool whole = !face.view.one_host(*node_);
+  if (host < 0 || host >= spec.hosts || (!whole && spec.host_of(view.first) != host)) {
+    std::string hosts = whole ? "0-" + std::to_string(spec.hosts - 1) : std::to_string(spec.host_of(view.first));
     return tf::error_reply("no host " + std::to_string(host) + " here (node '" + face.name + "' has host " + hosts + ")",
                            "invalid_argument");
   }

@@ -69,7 +69,7 @@ tf::WriterOptions writer_options_for(const Node& node, const std::string& node_n
   tf::WriterOptions o;
   o.node = node_name;
   // One host of a cluster is a machine of its node spec.
-  o.node_info.node_spec = view.count == node.device_count() ? spec.name : spec.host_spec;
+  o.node_info.node_spec = view.one_host(node) ? spec.host_spec : spec.name;
   o.node_info.topology = spec.topology;
   o.node_info.driver_version = d.driver_version;
   // npu-smi ships with the driver package: its version is the driver's (910: 21.0.4, 910B: 23.0.2.1).

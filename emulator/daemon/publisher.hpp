@@ -28,6 +28,8 @@ struct HostView {
   }
   // The devices it covers on `node` (count -1 resolved to every device).
   HostView on(const Node& node) const { return count < 0 ? HostView{0, node.device_count()} : *this; }
+  // Whether it is one host of a cluster `node` rather than the whole node.
+  bool one_host(const Node& node) const { return count >= 0 && count < node.device_count(); }
 };
 
 // The fabric links the bus carries: every link with one of the view's devices at one end, in
