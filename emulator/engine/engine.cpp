@@ -19,6 +19,7 @@ Engine::Engine(Scheduler& scheduler, std::vector<Device>& devices, double jitter
                Nanos task_timeout_ns)
     : scheduler_(scheduler), devices_(devices), jitter_(jitter), task_timeout_ns_(task_timeout_ns) {
   complete_kind_ = scheduler_.add_handler([this](const SimEvent& e) { on_complete(e); });
+  ready_kind_ = scheduler_.add_handler([this](const SimEvent& e) { on_ready(e.a); });
 }
 
 uint32_t Engine::create_stream(int device, uint32_t pid) {
@@ -106,7 +107,7 @@ uint32_t Engine::add_payload(std::function<Status()> work) {
   return id;
 }
 
-void Engine::enqueue(Task task) {
+void Engine::enqueue(Task&& task) {
   task.id = next_task_id_++;
   task.enqueued_at = std::max(scheduler_.now(), task.ready_at);
   if (task.host_start == 0 || task.host_start > task.enqueued_at) task.host_start = task.enqueued_at;
@@ -167,6 +168,14 @@ void Engine::remove_observer(TaskObserver* o) {
   observers_.erase(std::remove(observers_.begin(), observers_.end(), o), observers_.end());
 }
 
+// The host call of a stream's head task has returned: the task may start.
+void Engine::on_ready(uint32_t s) {
+  Stream& st = streams_[s];
+  st.ready_timer = false;
+  if (!st.orphaned) advance(s);
+  else if (!st.running) free_stream(s);  // a running task frees it when it ends
+}
+
 void Engine::advance(uint32_t s) {
   Stream& st = streams_[s];
   while (!st.running && !st.waiting && !st.queue.empty()) {
@@ -174,12 +183,7 @@ void Engine::advance(uint32_t s) {
     if (head.enqueued_at > scheduler_.now()) {  // its host call has not returned yet
       if (!st.ready_timer) {
         st.ready_timer = true;
-        scheduler_.post_callback(head.enqueued_at, [this, s] {
-          Stream& st = streams_[s];
-          st.ready_timer = false;
-          if (!st.orphaned) advance(s);
-          else if (!st.running) free_stream(s);  // a running task frees it when it ends
-        });
+        scheduler_.post(head.enqueued_at, ready_kind_, s);  // on_ready()
       }
       return;
     }
@@ -333,13 +337,13 @@ void Engine::on_complete(const SimEvent& e) {
 void Engine::retry_waiting(Device& dev) {
   auto& waiting = dev.waiting_streams();
   if (waiting.empty()) return;
-  std::vector<uint32_t> still;
-  for (uint32_t w : waiting) {
+  retry_scratch_.clear();
+  retry_scratch_.swap(waiting);  // the list to retry; `waiting` collects those still blocked
+  for (uint32_t w : retry_scratch_) {
     Stream& st = streams_[w];
-    if (!try_start(w, st.queue.front())) still.push_back(w);
+    if (!try_start(w, st.queue.front())) waiting.push_back(w);
     else st.waiting = false;
   }
-  waiting.swap(still);
 }
 
 TaskRecord Engine::record_of(const Stream& s, const Task& t, Nanos start, Nanos end) const {

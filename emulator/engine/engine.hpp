@@ -13,7 +13,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "emulator/device/device.hpp"
 #include "emulator/kernels/kernel.hpp"
 #include "emulator/engine/scheduler.hpp"
+#include "emulator/engine/task_queue.hpp"
 
 namespace npukit::emu {
 
@@ -125,7 +125,7 @@ class Engine {
   std::size_t stream_count() const { return streams_.size(); }
 
   // Queues a task on task.stream (task.id and enqueued_at are set here) and starts it if it can.
-  void enqueue(Task task);
+  void enqueue(Task&& task);
   // Queues a record of `event` on `stream`; returns the record count a wait must reach.
   // `ready_at`: when the host issues it (it runs no earlier); 0 = now.
   uint64_t enqueue_record(uint32_t stream, uint32_t event, Nanos ready_at = 0);
@@ -153,7 +153,7 @@ class Engine {
   struct Stream {
     int device = 0;
     uint32_t pid = 0;
-    std::deque<Task> queue;
+    RingQueue<Task> queue;
     bool running = false;
     bool waiting = false;  // in its device's resource queue
     bool ready_timer = false;  // a wake-up is posted for a head task its host has not issued yet
@@ -177,6 +177,7 @@ class Engine {
   void fire_callbacks(Event& ev);
   bool try_start(uint32_t stream, Task& head);
   void on_complete(const SimEvent& e);
+  void on_ready(uint32_t stream);
   void retry_waiting(Device& device);
   Nanos start_duration(Stream& st, Device& dev, Task& head);
   void notify(const Stream& s, const Task& t, Nanos start, Nanos end);
@@ -188,12 +189,14 @@ class Engine {
   Nanos task_timeout_ns_;
   CollectiveSink* collectives_ = nullptr;
   uint32_t complete_kind_;
+  uint32_t ready_kind_;
   std::vector<Stream> streams_;
   std::vector<Event> events_;
   std::vector<uint32_t> free_streams_, free_events_;
   std::vector<std::function<Status()>> payloads_;
   std::vector<uint32_t> free_payloads_;
   std::vector<TaskObserver*> observers_;
+  std::vector<uint32_t> retry_scratch_;  // retry_waiting()'s list, kept to reuse its capacity
   uint64_t next_task_id_ = 0;
   uint64_t completed_ = 0;
 };

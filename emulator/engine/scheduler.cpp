@@ -5,6 +5,39 @@
 
 namespace npukit::emu {
 
+void Scheduler::EventHeap::push(const SimEvent& e) {
+  std::size_t hole = events_.size();
+  events_.push_back(e);
+  while (hole > 0) {
+    std::size_t parent = (hole - 1) / 4;
+    if (!before(e, events_[parent])) break;
+    events_[hole] = events_[parent];
+    hole = parent;
+  }
+  events_[hole] = e;
+}
+
+void Scheduler::EventHeap::pop() {
+  SimEvent last = events_.back();
+  events_.pop_back();
+  std::size_t n = events_.size();
+  if (n == 0) return;
+  std::size_t hole = 0;
+  for (;;) {
+    std::size_t first = hole * 4 + 1;
+    if (first >= n) break;
+    std::size_t best = first;
+    std::size_t end = std::min(first + 4, n);
+    for (std::size_t c = first + 1; c < end; ++c) {
+      if (before(events_[c], events_[best])) best = c;
+    }
+    if (!before(events_[best], last)) break;
+    events_[hole] = events_[best];
+    hole = best;
+  }
+  events_[hole] = last;
+}
+
 uint32_t Scheduler::add_handler(Handler handler) {
   handlers_.push_back(std::move(handler));
   return static_cast<uint32_t>(handlers_.size() - 1);
