@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <random>
+#include <vector>
 
 namespace npukit::emu {
 namespace {
@@ -97,6 +99,44 @@ TEST(Scheduler, BackgroundTicksDoNotKeepTheNodeBusy) {
   EXPECT_TRUE(s.idle());
   s.run_until(200);      // explicit time still runs background events
   EXPECT_EQ(ticks, 21);
+}
+
+}  // namespace
+}  // namespace npukit::emu
+
+namespace npukit::emu {
+namespace {
+
+// Thousands of events posted in random time order from inside handlers, many at equal times: they
+// run in (time, posting order), the order a stable sort gives.
+TEST(Scheduler, ManyEventsRunInTimeThenPostingOrder) {
+  Scheduler s;
+  std::mt19937 rng(11);
+  std::vector<std::pair<Nanos, uint32_t>> posted, seen;
+  uint32_t kind = 0;
+  uint32_t next = 0;
+  kind = s.add_handler([&](const SimEvent& e) {
+    seen.emplace_back(s.now(), e.a);
+    for (int i = 0; i < 2 && next < 5000; ++i) {
+      Nanos at = s.now() + static_cast<Nanos>(rng() % 50);
+      posted.emplace_back(at, next);
+      s.post(at, kind, next++);
+    }
+  });
+  for (int i = 0; i < 20; ++i) {
+    Nanos at = static_cast<Nanos>(rng() % 50);
+    posted.emplace_back(at, next);
+    s.post(at, kind, next++);
+  }
+  while (s.step()) {
+  }
+  ASSERT_EQ(seen.size(), posted.size());
+  for (std::size_t i = 1; i < seen.size(); ++i) {
+    ASSERT_LE(seen[i - 1].first, seen[i].first) << "event " << i;
+    if (seen[i - 1].first == seen[i].first) {
+      ASSERT_LT(seen[i - 1].second, seen[i].second) << "event " << i;
+    }
+  }
 }
 
 }  // namespace
