@@ -1,6 +1,7 @@
 #include "emulator/engine/scheduler.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
 namespace npukit::emu {
@@ -39,21 +40,22 @@ void Scheduler::EventHeap::pop() {
 }
 
 uint32_t Scheduler::add_handler(Handler handler) {
+  if (handlers_.size() > UINT16_MAX) std::abort();  // a kind is 16 bits; a node registers a handful
   handlers_.push_back(std::move(handler));
   return static_cast<uint32_t>(handlers_.size() - 1);
 }
 
-void Scheduler::push(Nanos at, uint32_t kind, uint32_t a, uint64_t b, bool background) {
-  queue_.push(SimEvent{std::max(at, now_), seq_++, kind, a, b, background});
+void Scheduler::push(Nanos at, uint32_t kind, uint32_t a, bool background) {
+  queue_.push(SimEvent{std::max(at, now_), seq_++, a, static_cast<uint16_t>(kind), background});
   if (!background) ++foreground_;
 }
 
-void Scheduler::post(Nanos at, uint32_t kind, uint32_t a, uint64_t b) {
-  push(at, kind, a, b, false);
+void Scheduler::post(Nanos at, uint32_t kind, uint32_t a) {
+  push(at, kind, a, false);
 }
 
-void Scheduler::post_background(Nanos at, uint32_t kind, uint32_t a, uint64_t b) {
-  push(at, kind, a, b, true);
+void Scheduler::post_background(Nanos at, uint32_t kind, uint32_t a) {
+  push(at, kind, a, true);
 }
 
 void Scheduler::post_callback(Nanos at, std::function<void()> fn, bool background) {
@@ -69,7 +71,7 @@ void Scheduler::post_callback(Nanos at, std::function<void()> fn, bool backgroun
     free_callbacks_.pop_back();
     callbacks_[slot] = std::move(fn);
   }
-  push(at, callback_kind_, slot, 0, background);
+  push(at, callback_kind_, slot, background);
 }
 
 void Scheduler::handle_callback(const SimEvent& e) {

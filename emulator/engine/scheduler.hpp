@@ -1,6 +1,6 @@
 // The discrete-event scheduler: virtual time in integer nanoseconds.
 //
-// Events are small PODs (time, sequence, kind, two payload words) in a binary heap; each kind has
+// Events are small PODs (time, sequence, kind, one payload word) in a 4-ary heap; each kind has
 // one handler registered up front, so the hot path allocates nothing. Ties in time are broken by
 // posting order, which makes a run deterministic: the same inputs and seed give the same
 // timeline. Time never goes backwards.
@@ -23,12 +23,11 @@
 
 namespace npukit::emu {
 
-struct SimEvent {
+struct SimEvent {  // 24 bytes: the heap moves these on every post and step
   Nanos time = 0;
   uint64_t seq = 0;
-  uint32_t kind = 0;
-  uint32_t a = 0;
-  uint64_t b = 0;
+  uint32_t a = 0;  // the handler's argument (the engine's: a stream)
+  uint16_t kind = 0;
   bool background = false;
 };
 
@@ -41,8 +40,8 @@ class Scheduler {
   // Registers a handler and returns the event kind that reaches it.
   uint32_t add_handler(Handler handler);
   // Schedules an event of `kind` at absolute time `at` (clamped to now()).
-  void post(Nanos at, uint32_t kind, uint32_t a = 0, uint64_t b = 0);
-  void post_background(Nanos at, uint32_t kind, uint32_t a = 0, uint64_t b = 0);
+  void post(Nanos at, uint32_t kind, uint32_t a = 0);
+  void post_background(Nanos at, uint32_t kind, uint32_t a = 0);
   // Schedules a one-off callback (timers, fault timelines); slower than post().
   void post_callback(Nanos at, std::function<void()> fn, bool background = false);
 
@@ -87,7 +86,7 @@ class Scheduler {
     }
     std::vector<SimEvent> events_;
   };
-  void push(Nanos at, uint32_t kind, uint32_t a, uint64_t b, bool background);
+  void push(Nanos at, uint32_t kind, uint32_t a, bool background);
   void wait_for_wall(Nanos virtual_time);
   void handle_callback(const SimEvent& e);
 
