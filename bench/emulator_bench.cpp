@@ -13,14 +13,15 @@ const bool kBudget = bench::register_budget(
     {"BM_FastShapeOnlyTasks", "tasks_per_s", "M/s", 1e6, true, 5.0,
      "DESIGN.md 9: emulator, fast mode, shape-only"});
 
-// A training-step-like mix on every device of an 8x910B2 node: two streams per device, cube and
-// vector kernels, an event dependency per step. Counts every task the engine completes.
-void BM_FastShapeOnlyTasks(benchmark::State& state) {
+// A training-step-like mix on every device of a node (`spec`): two streams per device, cube and
+// vector kernels, an event dependency per step. Counts every task the engine completes. Run on one
+// 8x910B2 host and on a 1,024-NPU cluster (128 hosts): the rate should hold at that size.
+void BM_FastShapeOnlyTasks(benchmark::State& state, const char* spec) {
   const int steps = static_cast<int>(state.range(0));
   uint64_t tasks = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    auto node = std::move(*Node::create({.spec = "8x910B2", .seed = 1}));
+    auto node = std::move(*Node::create({.spec = spec, .seed = 1}));
     struct Dev { Context* ctx; StreamId a, b; EventId e; PreparedKernel mm, add; };
     std::vector<Dev> devs;
     for (int d = 0; d < node->device_count(); ++d) {
@@ -50,7 +51,8 @@ void BM_FastShapeOnlyTasks(benchmark::State& state) {
   state.counters["tasks_per_s"] = benchmark::Counter(static_cast<double>(tasks), benchmark::Counter::kIsRate);
   state.counters["tasks"] = static_cast<double>(tasks);  // bench/engine_instructions.sh divides by it
 }
-BENCHMARK(BM_FastShapeOnlyTasks)->Arg(200)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_FastShapeOnlyTasks, node_8, "8x910B2")->Arg(200)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_FastShapeOnlyTasks, cluster_1024, "128x8x910B2")->Arg(10)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace npukit::emu
