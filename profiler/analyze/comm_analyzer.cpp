@@ -20,6 +20,54 @@ struct CommRow {
   int ranks = 1, rank = 0;
 };
 
+// ENUM_HCCL_LINK_TYPE -> the transport names of msprof's analysis tables.
+const char* transport_of(int64_t link_type) {
+  return link_type == 2 ? "PCIE" : link_type == 3 ? "RDMA" : "HCCS";
+}
+
+// Which host each rank of each group runs on (from the rank databases' EMU_RUN `node`): a group
+// that spans hosts sends over HCCS to its own host's members and over RDMA to the others'.
+using GroupHosts = std::map<std::string, std::map<int, std::string>>;  // group -> rank -> host
+
+// A hierarchical collective (HCCL across hosts: within each host, then one ring per local rank
+// across the hosts) as one rank runs it: its peers with their transports, and the bytes it sends
+// over each transport (reduce-scatter + all-gather within the host, an allreduce of its 1/L share
+// across the H hosts).
+struct Hierarchy {
+  std::vector<std::pair<int, std::string>> peers;
+  std::map<std::string, double> sent_share;  // transport -> bytes sent / op bytes
+};
+
+Hierarchy hierarchy(const CommRow& r, const std::map<int, std::string>& hosts) {
+  Hierarchy h;
+  auto here = hosts.find(r.rank);
+  if (here == hosts.end()) return h;
+  std::map<std::string, std::vector<int>> by_host;  // ranks in order
+  for (const auto& [rank, host] : hosts) by_host[host].push_back(rank);
+  const std::vector<int>& local = by_host[here->second];
+  const auto index = static_cast<std::size_t>(std::find(local.begin(), local.end(), r.rank) - local.begin());
+  const double l = static_cast<double>(local.size()), n_hosts = static_cast<double>(by_host.size());
+  const char* intra = r.algorithm.rfind("MESH", 0) == 0 ? "HCCS" : "PCIE";
+  if (local.size() > 1) {
+    if (r.algorithm.rfind("MESH", 0) == 0) {
+      for (int p : local) {
+        if (p != r.rank) h.peers.emplace_back(p, intra);
+      }
+    } else {
+      h.peers.emplace_back(local[(index + 1) % local.size()], intra);
+    }
+    h.sent_share[intra] = 2 * (l - 1) / l;
+  }
+  // The ring across hosts: the member with the same local index on the next host.
+  auto it = by_host.find(here->second);
+  auto next = std::next(it) == by_host.end() ? by_host.begin() : std::next(it);
+  if (next != it && index < next->second.size()) {
+    h.peers.emplace_back(next->second[index], "RDMA");
+    h.sent_share["RDMA"] = 2 * (n_hosts - 1) / n_hosts / l;
+  }
+  return h;
+}
+
 Result<std::vector<CommRow>> read_rank(const std::string& db_path) {
   auto db = Db::open(db_path, Db::Mode::kReadOnly);
   if (!db.ok()) return db.status();
@@ -32,7 +80,7 @@ Result<std::vector<CommRow>> read_rank(const std::string& db_path) {
   if (!q.ok()) return q.status();
   std::vector<CommRow> rows;
   while (q->next()) {
-    CommRow r{q->text(0), q->text(1), q->text(2), q->text(3), q->i64(10) == 2 ? "PCIE" : "HCCS"};
+    CommRow r{q->text(0), q->text(1), q->text(2), q->text(3), transport_of(q->i64(10))};
     r.start = q->i64(4), r.end = q->i64(5);
     int size = telemetry::hccl_dtype_size(static_cast<int>(q->i64(7)));
     r.bytes = size > 0 ? q->i64(6) * size : q->i64(6);
@@ -66,7 +114,21 @@ std::vector<int> peers(const CommRow& r) {
   return out;
 }
 
-Status write_rows(Db& db, const std::vector<CommRow>& rows, const std::map<std::string, int64_t>& last_arrival) {
+// The rank database's host (EMU_RUN `node`; "" in a recording without one).
+Result<std::string> host_of(const std::string& db_path) {
+  auto db = Db::open(db_path, Db::Mode::kReadOnly);
+  if (!db.ok()) return db.status();
+  auto has = db->has_table("EMU_RUN");
+  if (!has.ok() || !*has) return has.ok() ? Result<std::string>(std::string()) : has.status();
+  auto q = db->prepare("SELECT value FROM EMU_RUN WHERE key = 'node'");
+  if (!q.ok()) return q.status();
+  std::string node = q->next() ? q->text(0) : "";
+  NPUKIT_RETURN_IF_ERROR(q->status());
+  return node;
+}
+
+Status write_rows(Db& db, const std::vector<CommRow>& rows, const std::map<std::string, int64_t>& last_arrival,
+                  const GroupHosts& group_hosts) {
   auto time = db.prepare("INSERT INTO CommAnalyzerTime VALUES (?, ?, ?, ?, ?, ?, ?, 0)");
   auto bw = db.prepare("INSERT INTO CommAnalyzerBandwidth VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   auto matrix = db.prepare("INSERT INTO CommAnalyzerMatrix VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
@@ -79,17 +141,30 @@ Status write_rows(Db& db, const std::vector<CommRow>& rows, const std::map<std::
     double transit_ms = ms(elapse - wait);
     double sent_mb = static_cast<double>(r.bytes) * algbw_size_factor(r.op_type, r.ranks) *
                      busbw_factor(r.op_type, r.ranks) / 1e6;
-    double bandwidth = transit_ms > 0 ? sent_mb / transit_ms : 0;
-    std::vector<int> to = peers(r);
-    double package_mb = to.empty() ? 0 : sent_mb / static_cast<double>(to.size());
     time->bind(1, r.op_name).bind(2, r.group).bind(3, static_cast<double>(r.start) / 1e3).bind(4, ms(elapse));
     NPUKIT_RETURN_IF_ERROR(time->bind(5, transit_ms).bind(6, ms(wait)).bind(7, ms(wait)).run());
-    bw->bind(1, r.op_name).bind(2, r.group).bind(3, r.transport).bind(4, sent_mb).bind(5, transit_ms).bind(6, bandwidth);
-    bw->bind(7, package_mb >= 1.0 ? 1.0 : 0.0).bind(8, package_mb).bind(9, static_cast<int64_t>(to.size()));
-    NPUKIT_RETURN_IF_ERROR(bw->bind(10, ms(elapse)).run());
-    for (int peer : to) {
-      matrix->bind(1, r.op_name).bind(2, r.group).bind(3, int64_t{r.rank}).bind(4, int64_t{peer}).bind(5, r.transport);
-      NPUKIT_RETURN_IF_ERROR(matrix->bind(6, package_mb).bind(7, transit_ms).bind(8, transit_ms > 0 ? package_mb / transit_ms : 0).run());
+    // Per transport: what the rank sent over it and to whom. A collective across hosts sends over
+    // HCCS and RDMA; its phases are not timed apart, so each row carries the op's transit time.
+    std::map<std::string, std::pair<double, std::vector<int>>> sends;  // transport -> (MB, peers)
+    auto hosts = group_hosts.find(r.group);
+    bool spans_hosts = r.transport == "RDMA" && hosts != group_hosts.end();
+    if (spans_hosts && r.algorithm.find('-') != std::string::npos) {
+      Hierarchy h = hierarchy(r, hosts->second);
+      for (const auto& [transport, share] : h.sent_share) sends[transport].first = static_cast<double>(r.bytes) * share / 1e6;
+      for (const auto& [peer, transport] : h.peers) sends[transport].second.push_back(peer);
+    } else {
+      sends[r.transport] = {sent_mb, peers(r)};
+    }
+    for (const auto& [transport, sent] : sends) {
+      const auto& [mb, to] = sent;
+      double package_mb = to.empty() ? 0 : mb / static_cast<double>(to.size());
+      bw->bind(1, r.op_name).bind(2, r.group).bind(3, transport).bind(4, mb).bind(5, transit_ms);
+      bw->bind(6, transit_ms > 0 ? mb / transit_ms : 0).bind(7, package_mb >= 1.0 ? 1.0 : 0.0).bind(8, package_mb);
+      NPUKIT_RETURN_IF_ERROR(bw->bind(9, static_cast<int64_t>(to.size())).bind(10, ms(elapse)).run());
+      for (int peer : to) {
+        matrix->bind(1, r.op_name).bind(2, r.group).bind(3, int64_t{r.rank}).bind(4, int64_t{peer}).bind(5, transport);
+        NPUKIT_RETURN_IF_ERROR(matrix->bind(6, package_mb).bind(7, transit_ms).bind(8, transit_ms > 0 ? package_mb / transit_ms : 0).run());
+      }
     }
   }
   return Status::Ok();
@@ -100,12 +175,16 @@ Status write_rows(Db& db, const std::vector<CommRow>& rows, const std::map<std::
 Result<int> write_comm_analysis(const std::vector<RankDb>& ranks) {
   std::vector<std::vector<CommRow>> per_rank;
   std::map<std::string, int64_t> last_arrival;  // opName -> the latest start over its ranks
+  GroupHosts group_hosts;
   for (const RankDb& r : ranks) {
     auto rows = read_rank(r.db);
     if (!rows.ok()) return rows.status();
+    auto host = host_of(r.db);
+    if (!host.ok()) return host.status();
     for (const CommRow& row : *rows) {
       auto [it, fresh] = last_arrival.try_emplace(row.op_name, row.start);
       it->second = std::max(it->second, row.start);
+      group_hosts[row.group][row.rank] = *host;
     }
     per_rank.push_back(std::move(*rows));
   }
@@ -121,7 +200,7 @@ Result<int> write_comm_analysis(const std::vector<RankDb>& ranks) {
     NPUKIT_RETURN_IF_ERROR(db->exec(kSchema));
     Transaction tx(*db);
     NPUKIT_RETURN_IF_ERROR(tx.begun());
-    NPUKIT_RETURN_IF_ERROR(write_rows(*db, per_rank[i], last_arrival));
+    NPUKIT_RETURN_IF_ERROR(write_rows(*db, per_rank[i], last_arrival, group_hosts));
     NPUKIT_RETURN_IF_ERROR(tx.commit());
     ++written;
   }

@@ -1,9 +1,13 @@
 // The slow-link rule: a communicator whose large collectives move data far below what its links'
 // line rate allows, the links it points at, and the exposed time the slowness costs each step.
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <map>
 #include <set>
+#include <string>
+
+#include <strings.h>
 
 #include "profiler/analyze/findings_internal.hpp"
 #include "profiler/analyze/report_build.hpp"
@@ -27,11 +31,14 @@ struct Instance {
 };
 
 struct GroupLinks {
-  double achieved_share = 0;  // median over its large instances: busbw / (links per rank x line rate)
+  double achieved_share = 0;  // median over its large instances: the time its links' line rate
+                              // allows over the time it took (ring/mesh: busbw / (links x line rate))
   double line_rate = 0;       // bytes/s of its slowest link between members
+  std::string links_text;     // "56 GB/s", or for a group across hosts "HCCS 56 GB/s within ... "
   double busbw = 0;           // median, bytes/s
   int instances = 0;
   std::set<int> devices;
+  std::set<std::string> hosts;  // more than one: a group across hosts
   int64_t op_type = 0;
 };
 
@@ -48,15 +55,46 @@ std::map<int64_t, Instance> instances(const ProfileData& d) {
   return out;
 }
 
+bool kind_is(const LinkRecord& l, const char* kind) { return strcasecmp(l.kind.c_str(), kind) == 0; }
+
 // The slowest line rate of the links between the members (HCCS where there are any).
 double member_line_rate(const ProfileData& d, const std::set<int>& devices) {
   double hccs = 0, other = 0;
   for (const auto& [id, l] : d.links) {
     if (!devices.count(l.device_a) || !devices.count(l.device_b)) continue;
-    double& rate = l.kind == "HCCS" ? hccs : other;
+    double& rate = kind_is(l, "HCCS") ? hccs : other;
     rate = rate == 0 ? l.peak_bytes_per_s : std::min(rate, l.peak_bytes_per_s);
   }
   return hccs > 0 ? hccs : other;
+}
+
+// The slowest RoCE port among the members (a port's far end is the switch: device_b -1).
+double member_roce_rate(const ProfileData& d, const std::set<int>& devices) {
+  double rate = 0;
+  for (const auto& [id, l] : d.links) {
+    if (kind_is(l, "ROCE") && devices.count(l.device_a)) rate = rate == 0 ? l.peak_bytes_per_s : std::min(rate, l.peak_bytes_per_s);
+  }
+  return rate;
+}
+
+// The hosts the members run on (none in a one-host recording).
+std::set<std::string> member_hosts(const ProfileData& d, const std::set<int>& devices) {
+  std::set<std::string> hosts;
+  for (int dev : devices) {
+    if (auto it = d.device_hosts.find(dev); it != d.device_hosts.end()) hosts.insert(it->second.host);
+  }
+  return hosts;
+}
+
+// The seconds a hierarchical AllReduce of `bytes` over `ranks` members on `hosts` hosts takes at
+// line rate, as HCCL runs it across hosts: a reduce-scatter and an all-gather within each host
+// (a mesh: each rank's 2(L-1)/L share spread over its L-1 HCCS links), and between them an
+// allreduce of each rank's 1/L share on the ring of its RoCE ports across the H hosts.
+double hierarchical_line_seconds(double bytes, int ranks, int hosts, double intra_rate, double roce_rate, bool mesh) {
+  const double l = static_cast<double>(ranks) / hosts, h = hosts;
+  const double intra = l > 1 ? 2 * (l - 1) / l * bytes / ((mesh ? l - 1 : 1) * intra_rate) : 0;
+  const double inter = 2 * (h - 1) / h * (bytes / l) / roce_rate;
+  return intra + inter;
 }
 
 std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<int64_t, Instance>& all) {
@@ -67,38 +105,70 @@ std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<i
     double rate = member_line_rate(d, i.devices);
     if (rate <= 0) continue;
     const std::string& type = d.str(i.op_type);
-    double busbw = static_cast<double>(i.bytes) * algbw_size_factor(type, i.ranks) * busbw_factor(type, i.ranks) /
-                   (static_cast<double>(i.transfer_ns) / 1e9);
-    double links = d.str(i.algorithm) == "MESH" ? i.ranks - 1 : 1;
-    shares[i.group].push_back(busbw / (links * rate));
+    const std::string& algorithm = d.str(i.algorithm);
+    double seconds = static_cast<double>(i.transfer_ns) / 1e9;
+    double busbw = static_cast<double>(i.bytes) * algbw_size_factor(type, i.ranks) * busbw_factor(type, i.ranks) / seconds;
+    std::set<std::string> hosts = member_hosts(d, i.devices);
+    double share = 0;
+    std::string links_text = fmt("%.0f GB/s", rate / 1e9);
+    if (hosts.size() > 1) {  // across hosts: HCCL's hierarchical AllReduce (other collectives are not judged)
+      double roce = member_roce_rate(d, i.devices);
+      if (type.find("allReduce") == std::string::npos || algorithm.find('-') == std::string::npos || roce <= 0) continue;
+      int n_hosts = static_cast<int>(hosts.size());
+      share = hierarchical_line_seconds(static_cast<double>(i.bytes), i.ranks, n_hosts, rate, roce,
+                                        algorithm.rfind("MESH", 0) == 0) / seconds;
+      links_text = fmt("HCCS %.0f GB/s within each host, ", rate / 1e9) + fmt("RoCE %.0f GB/s per port across ", roce / 1e9) +
+                   std::to_string(n_hosts) + " hosts";
+    } else {
+      double links = algorithm == "MESH" ? i.ranks - 1 : 1;
+      share = busbw / (links * rate);
+    }
+    shares[i.group].push_back(share);
     busbws[i.group].push_back(busbw);
     GroupLinks& g = out[i.group];
-    g.line_rate = rate, g.devices = i.devices, g.op_type = i.op_type, ++g.instances;
+    g.line_rate = rate, g.links_text = links_text, g.devices = i.devices, g.hosts = hosts, g.op_type = i.op_type, ++g.instances;
   }
   for (auto& [group, g] : out) g.achieved_share = nearest_rank(shares[group], 0.5), g.busbw = nearest_rank(busbws[group], 0.5);
   return out;
 }
 
-// Per step, on the device that loses most: the part of the slow groups' collectives with no
-// compute running, capped by how much longer they took than at a healthy share of line rate.
+// The part of [start, end) with no compute running on the device.
+double open_ns(const Overlap* overlap, int64_t start, int64_t end) {
+  double open = static_cast<double>(std::max<int64_t>(0, end - start));
+  if (overlap != nullptr) open -= static_cast<double>(total(clip(overlap->compute, {start, end})));
+  return open;
+}
+
+// Per step, on the device that loses most: how much less of the slow groups' large collectives
+// would run with no compute beside them if their links were healthy. Replayed per device in start
+// order: each collective takes its excess over a healthy share of line rate less, and one that
+// queued behind the previous (it started as that one ended) starts when the previous would have
+// ended; the compute stays where it was. Collectives hidden under compute so lose nothing, and
+// the slack between them absorbs delay as it does on the device.
 double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& slow) {
-  std::map<int, Intervals> spans;
-  std::map<int, double> excess;
+  std::map<int, std::vector<std::pair<const CollectiveRecord*, double>>> by_device;  // with its excess
   for (const CollectiveRecord& c : d.collectives) {
     auto g = slow.find(c.group);
     if (g == slow.end() || c.bytes < kLargeBytes) continue;
-    spans[c.device].push_back({c.start, c.end});
-    excess[c.device] += static_cast<double>(c.end - c.start) * (1 - g->second.achieved_share / kHealthyShare);
+    double excess = static_cast<double>(c.end - c.start) * std::max(0.0, 1 - g->second.achieved_share / kHealthyShare);
+    by_device[c.device].emplace_back(&c, excess);
   }
   std::map<int, int> steps;
   for (const StepWindow& w : d.steps) ++steps[w.device];
   double worst = 0;
-  for (auto& [device, list] : spans) {
+  for (auto& [device, list] : by_device) {
+    std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first->start < b.first->start; });
     auto ov = d.overlap.find(device);
-    Intervals exposed = union_of(std::move(list));
-    if (ov != d.overlap.end()) exposed = subtract(exposed, ov->second.compute);
-    double n = std::max(1, steps[device]);
-    worst = std::max(worst, std::min(static_cast<double>(total(exposed)), std::max(0.0, excess[device])) / n);
+    const Overlap* overlap = ov == d.overlap.end() ? nullptr : &ov->second;
+    double lost = 0;
+    int64_t prev_end = INT64_MIN, healthy_prev_end = INT64_MIN;
+    for (const auto& [c, excess] : list) {
+      int64_t start = c->start <= prev_end ? std::min(healthy_prev_end, c->start) : c->start;  // queued: moves up
+      auto healthy_end = static_cast<int64_t>(static_cast<double>(start) + static_cast<double>(c->end - c->start) - excess);
+      lost += open_ns(overlap, c->start, c->end) - open_ns(overlap, start, healthy_end);
+      prev_end = c->end, healthy_prev_end = healthy_end;
+    }
+    worst = std::max(worst, std::max(0.0, lost) / std::max(1, steps[device]));
   }
   return worst;
 }
@@ -111,6 +181,13 @@ std::string device_list(const std::set<int>& devices) {
 
 // "device 3's links" when one device is in every slow group (and a group has more than two).
 std::string suspect(const std::map<int64_t, GroupLinks>& slow) {
+  for (const auto& [group, g] : slow) {  // across hosts the HCCS meshes are judged by the groups within one
+    if (g.hosts.size() > 1) {
+      std::string hosts;
+      for (const std::string& h : g.hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+      return "a RoCE port of hosts " + hosts + " (or the switch between them)";
+    }
+  }
   std::map<int, int> seen;
   bool pair_only = true;
   for (const auto& [group, g] : slow) {
@@ -147,11 +224,11 @@ void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out,
     std::string name = d.str(group);
     list += (list.empty() ? "" : "; ") + name + " (devices " + device_list(g.devices) + ") moves its " +
             d.str(g.op_type) + " at " + fmt("%.1f GB/s", g.busbw / 1e9) + " busbw, " + pct(g.achieved_share) +
-            " of its links' " + fmt("%.0f GB/s", g.line_rate / 1e9) + " line rate";
+            " of what its links' line rate allows (" + g.links_text + ")";
     f.numbers.push_back({name + " busbw_GBps", g.busbw / 1e9});
     f.numbers.push_back({name + " percent_of_line_rate", 100 * g.achieved_share});
   }
-  f.text = "Slow link: " + list + " (healthy links reach about " + pct(kHealthyShare) + "); the suspect is " +
+  f.text = "Slow link: " + list + "; healthy links reach about " + pct(kHealthyShare) + ". The suspect is " +
            suspect(slow) + (cost > 0 ? ". The slowness costs " + ms(cost) + " per step of communication with no compute running."
                              : ". It costs no step time in this run: the communication stays hidden behind compute.");
   f.numbers.insert(f.numbers.begin(), {"cost_ms_per_step", cost / 1e6});

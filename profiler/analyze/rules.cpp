@@ -83,10 +83,11 @@ constexpr RuleDef kRules[] = {
      "dynamic-shape kernels instead of compiling each shape (torch_npu: "
      "torch.npu.set_compile_mode(jit_compile=False))"},
     {"slow_link", "COMMUNICATION_OP per communicator (the last rank to arrive's duration) against EMU_LINK line rates",
-     "a communicator's collectives of >= 1 MiB per rank reach < 40% of its links' line rate in busbw (healthy "
-     "links reach about 80%; mesh counts n-1 links per rank)",
-     "per step, on the device that loses most: the slow communicators' time with no compute running, capped by "
-     "how much longer they took than at 80% of line rate",
+     "a communicator's collectives of >= 1 MiB per rank take < 40% of their time at line rate (busbw over its links' "
+     "rate; mesh counts n-1 links per rank; an AllReduce across hosts against HCCL's hierarchical one over HCCS "
+     "within each host and RoCE ports between them); healthy links reach about 80%",
+     "per step, on the device that loses most: how much less of the slow communicators' time would have no compute "
+     "beside it if each took only as long as at 80% of line rate (replayed in order: a queued collective moves up)",
      Severity::kWarning,
      "check the named links: npu-smi info -t topo and the link counters, npu-smi diag's bandwidth test, "
      "reseat or replace the part; route the communicator over other links meanwhile"},

@@ -165,7 +165,10 @@ Result<const EventMapper::Group*> EventMapper::group(uint32_t bus_id) {
   if (!algorithm.ok()) return algorithm.status();
   g.name = *name;
   g.algorithm = *algorithm;
-  g.link_type = info->link == "HCCS" ? enum_id::kLinkHccs : enum_id::kLinkPcie;
+  // The bus names a communicator's transport as HCCL does: HCCS or PCIE within a host, RDMA (over
+  // the NPUs' RoCE ports) for one that spans hosts.
+  g.link_type = info->link == "HCCS" ? enum_id::kLinkHccs : info->link == "RDMA" ? enum_id::kLinkRoce : enum_id::kLinkPcie;
+  g.transport = info->link == "RDMA" ? enum_id::kTransportRdma : enum_id::kTransportSdma;
   g.info = std::move(*info);
   return &groups_.emplace(bus_id, std::move(g)).first->second;
 }
@@ -197,7 +200,7 @@ Status EventMapper::collective(const tf::Event& e) {
   int64_t src_rank = g ? g->info.rank_of(e.device + options_.device_base) : e.device;
   return w_.insert(Table::kCommunicationTaskInfo,
                    {*op_type, *gid, ids_.communication, int64_t{0}, g ? g->name : ids_.na, kNoNotifyId,
-                    enum_id::kRdmaNA, src_rank, kNoId32, enum_id::kTransportSdma, bytes, dtype,
+                    enum_id::kRdmaNA, src_rank, kNoId32, g ? g->transport : enum_id::kTransportSdma, bytes, dtype,
                     g ? g->link_type : options_.link_type, op_id, int64_t{1}, bandwidth});
 }
 

@@ -68,6 +68,7 @@ class EventMapper {
   struct Group {  // a communicator, from the collective event's aux string
     int64_t name = 0, algorithm = 0;  // STRING_IDS
     int64_t link_type = 0;            // ENUM_HCCL_LINK_TYPE
+    int64_t transport = 0;            // ENUM_HCCL_TRANSPORT_TYPE: RDMA across hosts, SDMA within one
     telemetry::CommGroup info;
   };
   struct Ids {  // STRING_IDS ids interned once

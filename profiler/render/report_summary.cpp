@@ -60,8 +60,10 @@ std::string job_lines(const Report& r) {
          (h.ranks > 1 ? " ranks" : " devices") + ", run " + h.pace + ", recorded " + h.mode + "\n";
   if (!h.job_error.empty()) out += wrap("Failed:    ", "the job ended in error: " + h.job_error);
   for (const ReportHeader::Fault& f : h.faults) {
-    std::string when = f.before_recording ? "in force when the recording started"
-                                              : "injected " + fixed(static_cast<double>(f.ts - h.first_task) / 1e9, 3) + " s after the first task";
+    double after_s = static_cast<double>(f.ts - h.first_task) / 1e9;  // < 0: a timeline fault at the job's start
+    std::string when = f.before_recording         ? "in force when the recording started"
+                       : std::abs(after_s) < 5e-4 ? "injected as the first task ran"
+                       : "injected " + fixed(std::abs(after_s), 3) + (after_s < 0 ? " s before" : " s after") + " the first task";
     out += wrap("Fault:     ", h.fault_where(f) + ", " + when);
   }
   return out;

@@ -84,6 +84,9 @@ TEST(ClusterRecord, TheMergedReportNamesTheSlowHostAsTheStraggler) {
   EXPECT_NE(text_report.output.find("Node:      2 hosts of 8x910B2"), std::string::npos) << text_report.output;
   ASSERT_EQ(report["header"]["faults"].size(), 1u) << report["header"].dump();
   EXPECT_EQ(report["header"]["faults"][0]["where"], "host-slow on " + slow + " (all 8 NPUs)");
+  // The timeline injects it at 0 ms, before the first task (which waits 2 ms for its input): said
+  // as such, not as "-0.002 s after" it.
+  EXPECT_NE(text_report.output.find("(all 8 NPUs), injected 0.002 s before the first task"), std::string::npos) << text_report.output;
 }
 
 // A host going down mid-job (the workload's own timeline): the job fails on that host's first
@@ -115,6 +118,35 @@ TEST(ClusterRecord, AFaultInForceBeforeTheRecordingIsInItsReport) {
             std::string::npos) << r.output;
   EXPECT_NE(r.output.find("[slow_host]"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("Fault:"), r.output.rfind("Fault:")) << "one Fault line: " << r.output;
+}
+
+// HCCL runs an AllReduce across hosts within each host over HCCS, then across the hosts over RDMA
+// (each NPU's RoCE port): the communication task info says RoCE/RDMA, and msprof's analysis
+// tables give each rank its HCCS peers (its own host's 7 NPUs, a mesh) and its RDMA peer (the
+// same local rank on the other host), never PCIe.
+TEST(ClusterRecord, ACollectiveAcrossHostsIsRdmaOverRoceWithHccsWithinEachHost) {
+  const ClusterRun& run = cluster_run();
+  ASSERT_EQ(run.dbs.size(), 16u) << run.record.output;
+  for (int rank : {3, 12}) {
+    fs::path db(run.dbs[static_cast<std::size_t>(rank)]);
+    EXPECT_EQ(sqlite(db.string(), "SELECT DISTINCT l.name || '|' || t.name FROM COMMUNICATION_TASK_INFO i "
+                                  "JOIN ENUM_HCCL_LINK_TYPE l ON l.id = i.linkType JOIN ENUM_HCCL_TRANSPORT_TYPE t ON t.id = i.transportType")
+                  .output,
+              "ROCE|RDMA\n") << db;
+    std::string analysis = (db.parent_path() / "analyze" / "communication_analyzer.db").string();
+    const int host = rank / 8, other = 1 - host, local = rank % 8;
+    std::string hccs_peers;
+    for (int p = host * 8; p < host * 8 + 8; ++p) {
+      if (p != rank) hccs_peers += (hccs_peers.empty() ? "" : ",") + std::to_string(p);
+    }
+    EXPECT_EQ(sqlite(analysis, "SELECT transport_type, group_concat(dst_rank) FROM (SELECT DISTINCT transport_type, dst_rank "
+                               "FROM CommAnalyzerMatrix ORDER BY transport_type, dst_rank) GROUP BY transport_type")
+                  .output,
+              "HCCS|" + hccs_peers + "\nRDMA|" + std::to_string(other * 8 + local) + "\n") << analysis;
+    // Per rank and op (4 MiB buckets): 2(L-1)/L of it over HCCS, 2(H-1)/H of its 1/L share over RDMA.
+    EXPECT_EQ(sqlite(analysis, "SELECT DISTINCT transport_type, round(transit_size, 6) FROM CommAnalyzerBandwidth ORDER BY 1").output,
+              "HCCS|7.340032\nRDMA|0.524288\n") << analysis;
+  }
 }
 
 TEST(ClusterRecord, OneRankOfTheCollectionReadsAlone) {
