@@ -301,7 +301,7 @@ void Engine::on_complete(const SimEvent& e) {
   bool failed = !st.head_error.ok();
   if (failed && st.error.ok()) st.error = st.head_error;
   if (failed && task.kind == TaskKind::kKernel && dev.health().hung()) dev.health().note_task_timeout();
-  st.head_error = Status::Ok();
+  if (failed) st.head_error = Status::Ok();
   if (task.kind == TaskKind::kKernel) {
     if (!dev.health().lost()) dev.release_cores(task.unit, task.timing.cores);
     ++(task.unit == Unit::kAiCpu ? c.aicpu_kernels_total : c.kernels_total);
