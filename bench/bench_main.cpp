@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "bench/budget.hpp"
@@ -20,8 +21,15 @@ std::vector<Budget>& budgets() {
 
 struct Row {
   const Budget* budget;
+  std::string run;  // the run's name: one budget can judge several runs (an 8-NPU node, a cluster)
   double figure;
 };
+
+// "BM_X/node_8/200/iterations:5" -> "BM_X/node_8/200": the argument shows, the run count does not.
+std::string run_label(std::string name) {
+  if (auto at = name.find("/iterations:"); at != std::string::npos) name.erase(at);
+  return name;
+}
 
 class BudgetReporter : public benchmark::ConsoleReporter {
  public:
@@ -32,7 +40,7 @@ class BudgetReporter : public benchmark::ConsoleReporter {
         std::string name = run.benchmark_name();
         auto it = run.counters.find(b.counter);
         if (name.rfind(b.benchmark, 0) == 0 && it != run.counters.end()) {
-          rows.push_back({&b, it->second.value / b.scale});
+          rows.push_back({&b, run_label(name), it->second.value / b.scale});
         }
       }
     }
@@ -69,7 +77,7 @@ int main(int argc, char** argv) {
     all_ok = all_ok && ok;
     char budget[64];
     std::snprintf(budget, sizeof budget, "%s %.3g %s", b.at_least ? ">=" : "<=", b.limit, b.unit.c_str());
-    std::printf("%-48s %10.3f %-5s %24s  %s  (%s)\n", b.benchmark.c_str(), row.figure, b.unit.c_str(),
+    std::printf("%-48s %10.3f %-5s %24s  %s  (%s)\n", row.run.c_str(), row.figure, b.unit.c_str(),
                 budget, ok ? "OK" : "OVER BUDGET", b.reference.c_str());
   }
   return strict && !all_ok ? 1 : 0;
