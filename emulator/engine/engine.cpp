@@ -109,11 +109,11 @@ uint32_t Engine::add_payload(std::function<Status()> work) {
 
 void Engine::enqueue(Task&& task) {
   task.id = next_task_id_++;
-  task.enqueued_at = std::max(scheduler_.now(), task.ready_at);
-  if (task.host_start == 0 || task.host_start > task.enqueued_at) task.host_start = task.enqueued_at;
+  task.ready_at = std::max(scheduler_.now(), task.ready_at);
+  if (task.host_start == 0 || task.host_start > task.ready_at) task.host_start = task.ready_at;
   uint32_t s = task.stream;
   if (!observers_.empty() && task.kind != TaskKind::kEventRecord && task.kind != TaskKind::kEventWait) {
-    TaskRecord r = record_of(streams_[s], task, task.enqueued_at, task.enqueued_at);
+    TaskRecord r = record_of(streams_[s], task, task.ready_at, task.ready_at);
     for (TaskObserver* o : observers_) o->on_task_enqueued(r);
   }
   streams_[s].queue.push_back(std::move(task));
@@ -180,10 +180,10 @@ void Engine::advance(uint32_t s) {
   Stream& st = streams_[s];
   while (!st.running && !st.waiting && !st.queue.empty()) {
     Task& head = st.queue.front();
-    if (head.enqueued_at > scheduler_.now()) {  // its host call has not returned yet
+    if (head.ready_at > scheduler_.now()) {  // its host call has not returned yet
       if (!st.ready_timer) {
         st.ready_timer = true;
-        scheduler_.post(head.enqueued_at, ready_kind_, s);  // on_ready()
+        scheduler_.post(head.ready_at, ready_kind_, s);  // on_ready()
       }
       return;
     }
@@ -364,7 +364,7 @@ TaskRecord Engine::record_of(const Stream& s, const Task& t, Nanos start, Nanos 
   r.bytes = t.bytes;
   r.host_start = t.host_start;
   r.compile_ns = t.compile_ns;
-  r.enqueued = t.enqueued_at;
+  r.enqueued = t.ready_at;
   r.start = start;
   r.end = end;
   return r;

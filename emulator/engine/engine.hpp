@@ -48,9 +48,9 @@ struct Task {
   // The host call that queued it: [host_start, ready_at). The device never starts a task before
   // its call returned; 0 = now (a call that takes no host time).
   Nanos host_start = 0;
+  // Set by the engine at enqueue to max(now, ready_at): when the task is in its stream's queue.
   Nanos ready_at = 0;
   Nanos compile_ns = 0;   // of [host_start, ready_at), an online compile of the op before its launch
-  Nanos enqueued_at = 0;  // set by the engine: max(now, ready_at)
 };
 
 // What observers are told about a finished task.
@@ -124,7 +124,7 @@ class Engine {
   uint32_t stream_pid(uint32_t stream) const { return streams_[stream].pid; }
   std::size_t stream_count() const { return streams_.size(); }
 
-  // Queues a task on task.stream (task.id and enqueued_at are set here) and starts it if it can.
+  // Queues a task on task.stream (task.id and ready_at's floor of now are set here) and starts it if it can.
   void enqueue(Task&& task);
   // Queues a record of `event` on `stream`; returns the record count a wait must reach.
   // `ready_at`: when the host issues it (it runs no earlier); 0 = now.
