@@ -46,31 +46,46 @@ Hierarchy hierarchy(const CommRow& r, const std::map<int, std::string>& hosts) {
   for (const auto& [rank, host] : hosts) by_host[host].push_back(rank);
   const std::vector<int>& local = by_host[here->second];
   const auto index = static_cast<std::size_t>(std::find(local.begin(), local.end(), r.rank) - local.begin());
-  const double l = static_cast<double>(local.size()), n_hosts = static_cast<double>(by_host.size());
-  const char* intra = r.algorithm.rfind("MESH", 0) == 0 ? "HCCS" : "PCIE";
+  const bool mesh = r.algorithm.rfind("MESH", 0) == 0;
+  const char* intra = mesh ? "HCCS" : "PCIE";
+  const HierarchicalShares share = hierarchical_shares(static_cast<double>(hosts.size()), static_cast<double>(by_host.size()));
   if (local.size() > 1) {
-    if (r.algorithm.rfind("MESH", 0) == 0) {
-      for (int p : local) {
-        if (p != r.rank) h.peers.emplace_back(p, intra);
-      }
-    } else {
-      h.peers.emplace_back(local[(index + 1) % local.size()], intra);
+    for (std::size_t p = 0; p < local.size(); ++p) {  // a mesh: every other local rank; a ring: the next
+      if (local[p] != r.rank && (mesh || p == (index + 1) % local.size())) h.peers.emplace_back(local[p], intra);
     }
-    h.sent_share[intra] = 2 * (l - 1) / l;
+    h.sent_share[intra] = share.intra;
   }
   // The ring across hosts: the member with the same local index on the next host.
   auto it = by_host.find(here->second);
   auto next = std::next(it) == by_host.end() ? by_host.begin() : std::next(it);
   if (next != it && index < next->second.size()) {
     h.peers.emplace_back(next->second[index], "RDMA");
-    h.sent_share["RDMA"] = 2 * (n_hosts - 1) / n_hosts / l;
+    h.sent_share["RDMA"] = share.inter;
   }
   return h;
 }
 
-Result<std::vector<CommRow>> read_rank(const std::string& db_path) {
+// The rank database's host (EMU_RUN `node`; "" in a recording without one).
+Result<std::string> host_of(Db& db) {
+  auto has = db.has_table("EMU_RUN");
+  if (!has.ok() || !*has) return has.ok() ? Result<std::string>(std::string()) : has.status();
+  auto q = db.prepare("SELECT value FROM EMU_RUN WHERE key = 'node'");
+  if (!q.ok()) return q.status();
+  std::string node = q->next() ? q->text(0) : "";
+  NPUKIT_RETURN_IF_ERROR(q->status());
+  return node;
+}
+
+struct RankRows {
+  std::vector<CommRow> rows;
+  std::string host;
+};
+
+Result<RankRows> read_rank(const std::string& db_path) {
   auto db = Db::open(db_path, Db::Mode::kReadOnly);
   if (!db.ok()) return db.status();
+  auto host = host_of(*db);
+  if (!host.ok()) return host.status();
   auto q = db->prepare(
       "SELECT n.value, g.value, a.value, t.value, o.startNs, o.endNs, o.count, o.dataType, o.rankSize, "
       "coalesce(i.srcRank, 0), coalesce(i.linkType, 1) FROM COMMUNICATION_OP o "
@@ -89,7 +104,7 @@ Result<std::vector<CommRow>> read_rank(const std::string& db_path) {
     rows.push_back(std::move(r));
   }
   NPUKIT_RETURN_IF_ERROR(q->status());
-  return rows;
+  return RankRows{std::move(rows), std::move(*host)};
 }
 
 constexpr const char* kSchema =
@@ -112,19 +127,6 @@ std::vector<int> peers(const CommRow& r) {
     if (p != r.rank) out.push_back(p);
   }
   return out;
-}
-
-// The rank database's host (EMU_RUN `node`; "" in a recording without one).
-Result<std::string> host_of(const std::string& db_path) {
-  auto db = Db::open(db_path, Db::Mode::kReadOnly);
-  if (!db.ok()) return db.status();
-  auto has = db->has_table("EMU_RUN");
-  if (!has.ok() || !*has) return has.ok() ? Result<std::string>(std::string()) : has.status();
-  auto q = db->prepare("SELECT value FROM EMU_RUN WHERE key = 'node'");
-  if (!q.ok()) return q.status();
-  std::string node = q->next() ? q->text(0) : "";
-  NPUKIT_RETURN_IF_ERROR(q->status());
-  return node;
 }
 
 Status write_rows(Db& db, const std::vector<CommRow>& rows, const std::map<std::string, int64_t>& last_arrival,
@@ -177,16 +179,14 @@ Result<int> write_comm_analysis(const std::vector<RankDb>& ranks) {
   std::map<std::string, int64_t> last_arrival;  // opName -> the latest start over its ranks
   GroupHosts group_hosts;
   for (const RankDb& r : ranks) {
-    auto rows = read_rank(r.db);
-    if (!rows.ok()) return rows.status();
-    auto host = host_of(r.db);
-    if (!host.ok()) return host.status();
-    for (const CommRow& row : *rows) {
+    auto read = read_rank(r.db);
+    if (!read.ok()) return read.status();
+    for (const CommRow& row : read->rows) {
       auto [it, fresh] = last_arrival.try_emplace(row.op_name, row.start);
       it->second = std::max(it->second, row.start);
-      group_hosts[row.group][row.rank] = *host;
+      group_hosts[row.group][row.rank] = read->host;
     }
-    per_rank.push_back(std::move(*rows));
+    per_rank.push_back(std::move(read->rows));
   }
   int written = 0;
   for (std::size_t i = 0; i < ranks.size(); ++i) {

@@ -307,6 +307,11 @@ double busbw_factor(const std::string& op, int ranks) {
   return 1;
 }
 
+HierarchicalShares hierarchical_shares(double ranks, double hosts) {
+  const double l = ranks / hosts;
+  return {2 * (l - 1) / l, 2 * (hosts - 1) / hosts / l};
+}
+
 void add_findings(const ProfileData& data, Report& r) {
   recording_quality(r, r.findings);
   const HostVerdict slow_host_of_run = slow_host_verdict(r);  // read by three rules

@@ -87,14 +87,12 @@ std::set<std::string> member_hosts(const ProfileData& d, const std::set<int>& de
 }
 
 // The seconds a hierarchical AllReduce of `bytes` over `ranks` members on `hosts` hosts takes at
-// line rate, as HCCL runs it across hosts: a reduce-scatter and an all-gather within each host
-// (a mesh: each rank's 2(L-1)/L share spread over its L-1 HCCS links), and between them an
-// allreduce of each rank's 1/L share on the ring of its RoCE ports across the H hosts.
+// line rate (hierarchical_shares): within each host a mesh spreads its share over L-1 HCCS links
+// (a ring uses one), across hosts each rank's share goes through its RoCE port.
 double hierarchical_line_seconds(double bytes, int ranks, int hosts, double intra_rate, double roce_rate, bool mesh) {
-  const double l = static_cast<double>(ranks) / hosts, h = hosts;
-  const double intra = l > 1 ? 2 * (l - 1) / l * bytes / ((mesh ? l - 1 : 1) * intra_rate) : 0;
-  const double inter = 2 * (h - 1) / h * (bytes / l) / roce_rate;
-  return intra + inter;
+  const double l = static_cast<double>(ranks) / hosts;
+  const HierarchicalShares share = hierarchical_shares(ranks, hosts);
+  return share.intra * bytes / ((mesh && l > 1 ? l - 1 : 1) * intra_rate) + share.inter * bytes / roce_rate;
 }
 
 std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<int64_t, Instance>& all) {

@@ -45,6 +45,13 @@ double input_bytes(const std::string& shapes, const std::string& dtypes);
 // nccl-tests' algbw data size factor (x bytes per rank) and busbw factor for a collective type.
 double algbw_size_factor(const std::string& op_type, int ranks);
 double busbw_factor(const std::string& op_type, int ranks);
+// HCCL's AllReduce across `hosts` hosts of `ranks` members (L = ranks / hosts per host): the bytes
+// each rank sends, as fractions of the op's bytes, within its host (reduce-scatter + all-gather,
+// 2(L-1)/L) and across hosts (an allreduce of its 1/L share on the ring of the hosts, 2(H-1)/H/L).
+struct HierarchicalShares {
+  double intra = 0, inter = 0;
+};
+HierarchicalShares hierarchical_shares(double ranks, double hosts);
 
 // Adds the plain-language findings (findings.cpp).
 void add_findings(const ProfileData& data, Report& report);
