@@ -84,9 +84,10 @@ TEST(ClusterRecord, TheMergedReportNamesTheSlowHostAsTheStraggler) {
   EXPECT_NE(text_report.output.find("Node:      2 hosts of 8x910B2"), std::string::npos) << text_report.output;
   ASSERT_EQ(report["header"]["faults"].size(), 1u) << report["header"].dump();
   EXPECT_EQ(report["header"]["faults"][0]["where"], "host-slow on " + slow + " (all 8 NPUs)");
-  // The timeline injects it at 0 ms, before the first task (which waits 2 ms for its input): said
-  // as such, not as "-0.002 s after" it.
-  EXPECT_NE(text_report.output.find("(all 8 NPUs), injected 0.002 s before the first task"), std::string::npos) << text_report.output;
+  // The timeline injects it at 0 ms, before the first task (which waits for its input; by how
+  // long depends on the paced node's lag): said as such, never as a negative time after it.
+  EXPECT_NE(text_report.output.find(" s before the first task"), std::string::npos) << text_report.output;
+  EXPECT_EQ(text_report.output.find("injected -"), std::string::npos) << text_report.output;
 }
 
 // A host going down mid-job (the workload's own timeline): the job fails on that host's first
