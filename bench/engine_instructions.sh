@@ -5,6 +5,8 @@
 # only (the host's kernel launches and the scheduler's run; not the node's creation), then divides
 # by the tasks the engine completed.
 #   bench/engine_instructions.sh [--build DIR] [--bench PATH]
+# FILTER=<benchmark regex> picks the run (default the 8-NPU node; the 1,024-NPU cluster:
+# FILTER='BM_FastShapeOnlyTasks/cluster_1024/10').
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=build bench=""
@@ -25,7 +27,7 @@ valgrind --tool=callgrind --callgrind-out-file="$out/cg" \
   --toggle-collect='npukit::emu::Context::enqueue(unsigned int, npukit::emu::PreparedKernel const&)' \
   --toggle-collect='npukit::emu::Context::record_event(unsigned int, unsigned int)' \
   --toggle-collect='npukit::emu::Context::wait_event(unsigned int, unsigned int)' \
-  "$bench" --benchmark_filter='BM_FastShapeOnlyTasks(/node_8)?/200' --benchmark_min_time=1 >/dev/null 2>"$out/log"
+  "$bench" --benchmark_filter="${FILTER:-BM_FastShapeOnlyTasks(/node_8)?/200}" --benchmark_min_time=1 >/dev/null 2>"$out/log"
 instructions=$(sed -n 's/.*Collected : \([0-9]*\).*/\1/p' "$out/log")
 # Tasks: the calls of Engine::on_complete (one per finished kernel, copy or collective) that
 # callgrind saw while collecting; the bench's own count misses its unreported warm-up iteration.

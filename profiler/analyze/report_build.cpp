@@ -446,6 +446,11 @@ std::string ReportHeader::fault_where(const Fault& f) const {
   return f.fault + " on " + out;
 }
 
+std::string ReportHeader::size_label() const {
+  if (ranks > 1) return std::to_string(ranks) + " ranks";
+  return std::to_string(devices.size()) + (devices.size() == 1 ? " device" : " devices");
+}
+
 std::string ReportHeader::host_of(int device) const {
   auto it = device_hosts.find(device);
   return it == device_hosts.end() ? "" : it->second.host;

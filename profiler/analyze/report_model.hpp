@@ -36,6 +36,7 @@ struct ReportHeader {
   std::string rank_label(int device) const;
   std::string host_of(int device) const;  // "" unless recorded on several hosts
   std::vector<std::string> hosts() const;  // in device order, each once
+  std::string size_label() const;  // what the recording covers: "16 ranks", "8 devices", "1 device"
   std::string schema_version, producer;
   bool complete = true;
   std::vector<std::string> damage;  // a damaged recording: what it lacks or has broken (never "complete")

@@ -50,11 +50,9 @@ std::string card(const std::string& label, const std::string& value) {
 std::string header_section(const Report& r) {
   const ReportHeader& h = r.header;
   std::string chip = h.devices.empty() ? "NA" : h.devices.front().second;
-  int ranks = h.ranks > 1 ? h.ranks : static_cast<int>(h.devices.size());
   return "<h1>npu-prof report</h1><p class=\"meta\">" + escape(h.db) + "</p><p class=\"meta\">Job: <code>" +
          escape(h.command) + "</code>" + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") +
-         "<br>Node: " + escape(h.node_spec) + " (" + escape(chip) + "), " + std::to_string(ranks) +
-         (h.ranks > 1 ? " ranks" : " devices") + escape(settings(h)) + ", run " + escape(h.pace) + ", recorded " + escape(h.mode) +
+         "<br>Node: " + escape(h.node_spec) + " (" + escape(chip) + "), " + h.size_label() + escape(settings(h)) + ", run " + escape(h.pace) + ", recorded " + escape(h.mode) +
          (!h.damage.empty() ? " &mdash; <b>damaged recording</b>" : h.complete ? "" : " &mdash; <b>incomplete recording</b>") + "</p>";
 }
 

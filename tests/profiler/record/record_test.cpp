@@ -218,6 +218,8 @@ TEST(Record, FusedKernelsAreNamedByTheirParts) {
                              "JOIN STRING_IDS n ON n.id = c.name JOIN STRING_IDS o ON o.id = c.opType "
                              "JOIN STRING_IDS s ON s.id = c.inputShapes WHERE o.value LIKE '%\\_%' ESCAPE '\\' ORDER BY 1").output,
             "aten::add_aten::layer_norm 2048,1024;2048,1024;1024;1024\naten::mm_aten::gelu 2048,1024;1024,1024\n");
+  auto report = run_command(prof() + " report " + fused.dir);  // a one-device run says so in the singular
+  EXPECT_NE(report.output.find("(Ascend910B2-emu), 1 device, run "), std::string::npos) << report.output;
   RecordedRun apart = record_on_fresh_node("unfused", data_path("fused-train.json") + " --no-fusion");
   ASSERT_EQ(apart.dbs.size(), 1u) << apart.record.output;
   EXPECT_EQ(sqlite(apart.db, types).output, "Add\nGelu\nGeluGrad\nLayerNorm\nLayerNormGrad\nMatMulV2\n");
