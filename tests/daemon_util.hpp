@@ -83,6 +83,16 @@ class ScopedNode {
     EXPECT_TRUE(reply.ok()) << reply.status().message();
     return reply.ok() ? *reply : nlohmann::json();
   }
+  // The daemon's pid from its status reply, or -1 (the reply is printed) when it has none: a
+  // test that signals the daemon must never send to pid 0 or -1 (its own process group, or all).
+  int daemon_pid() const {
+    nlohmann::json status = control({{"op", "status"}});
+    if (status.is_object() && status.contains("pid") && status["pid"].is_number_integer() && status["pid"].get<int>() > 1) {
+      return status["pid"].get<int>();
+    }
+    ADD_FAILURE() << "node '" << name_ << "': status reply without a daemon pid: " << status.dump();
+    return -1;
+  }
 
  private:
   std::string name_;
