@@ -33,6 +33,21 @@ std::string control_socket_path(std::string_view node) {
   return dir + "/npukit-" + std::string(node) + ".sock";
 }
 
+std::string no_bus_message(std::string_view node) {
+  std::string n(node);
+  struct stat st{};
+  auto exists = [&st](const std::string& path) { return ::stat(path.c_str(), &st) == 0; };
+  int hosts = 0;
+  if (exists(control_socket_path(n))) {
+    while (hosts < 4096 && exists("/dev/shm" + shm_name(n + "-" + std::to_string(hosts)))) ++hosts;
+  }
+  if (hosts == 0) return no_daemon_message(node);
+  std::string last = n + "-" + std::to_string(hosts - 1);
+  return "'" + n + "' is a cluster of " + std::to_string(hosts) + (hosts == 1 ? " host" : " hosts") +
+         ", each with its own bus: name a host, " + (hosts == 1 ? last : n + "-0 .. " + last) +
+         " (--node-name " + n + "-0)";
+}
+
 std::string no_daemon_message(std::string_view node) {
   std::string n(node);
   return "no npukit node '" + n + "' is running (start one with: npu-emud start --node-name " + n +

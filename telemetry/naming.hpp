@@ -37,5 +37,8 @@ std::string shm_name(std::string_view node);
 std::string control_socket_path(std::string_view node);
 // "no npukit node '<node>' is running (start one with: npu-emud start --node-name <node>)".
 std::string no_daemon_message(std::string_view node);
+// Why `node` has no bus: a cluster's own name (its control socket is there and its hosts
+// <node>-0 .. publish one each) says which names to read instead; else no_daemon_message().
+std::string no_bus_message(std::string_view node);
 
 }  // namespace npukit::telemetry

@@ -161,7 +161,7 @@ Result<std::unique_ptr<Segment>> Segment::open_shm(const std::string& node, bool
   NPUKIT_RETURN_IF_ERROR(validate_node_name(node));
   const std::string name = shm_name(node);
   int fd = ::shm_open(name.c_str(), (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC, 0);
-  if (fd < 0 && errno == ENOENT) return Status(Code::kUnavailable, no_daemon_message(node));
+  if (fd < 0 && errno == ENOENT) return Status(Code::kUnavailable, no_bus_message(node));
   if (fd < 0) {
     int e = errno;
     return Status(e == EACCES || e == EPERM ? Code::kPermissionDenied : Code::kFailedPrecondition,

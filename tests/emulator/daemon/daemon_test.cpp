@@ -397,6 +397,11 @@ TEST(Daemon, AClusterPublishesOneBusPerHost) {
   };
   auto bus0 = open(host0), bus1 = open(host1);
   ASSERT_TRUE(bus0 && bus1);
+  // The cluster's own name has no bus: a reader pointed at it says which names to read.
+  auto own = run_command(std::string(NPU_SMI_PATH) + " info --node-name " + node.name());
+  EXPECT_EQ(own.exit_code, 5) << own.output;
+  EXPECT_EQ(own.output, "npu-smi: '" + node.name() + "' is a cluster of 2 hosts, each with its own bus: name a host, " + host0 +
+                            " .. " + host1 + " (--node-name " + host0 + ")\n");
   auto snap = bus1->snapshot();
   ASSERT_TRUE(snap.ok());
   EXPECT_EQ(snap->device_count(), 8);
