@@ -38,7 +38,10 @@ void draw_header(const Region& r, const Frame& f, const ViewState& v) {
   state += f.state == NodeState::kLive ? " live" : f.state == NodeState::kStale ? " STALE" : " absent";
   x += left.text(x, 0, state, f.state == NodeState::kLive ? Style::kTitle : Style::kCrit) + 2;
   auto vt = f.snapshot.node_field(telemetry::fid::kNodeVirtualTimeNs);
-  if (f.state == NodeState::kLive && vt.ok()) left.text(x, 0, "up " + format_uptime(vt.as_u64()), Style::kTitle);
+  if (f.state == NodeState::kLive && vt.ok()) {
+    std::string up = "up " + format_uptime(vt.as_u64());
+    if (x + display_width(up) <= left.width()) left.text(x, 0, up, Style::kTitle);  // whole or not at all
+  }
   r.text(right_x, 0, right, v.paused ? Style::kWarn : Style::kTitle);
 }
 

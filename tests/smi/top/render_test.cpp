@@ -54,6 +54,29 @@ TEST(TopRender, EveryDeviceIsShownWithItsNumber) {
   }
 }
 
+// The header's uptime is drawn whole or not at all: a long node name at 80 columns left
+// "up 00:01:4" before.
+TEST(TopRender, TheHeaderNeverCutsTheUptime) {
+  auto frames = replay("rec-8x910B2.json");
+  ASSERT_FALSE(frames.empty());
+  Frame f = *frames.back();
+  for (const std::string name : {"lab-a01", "review-11896", "a-rather-long-node-name-01"}) {
+    f.node = name;
+    TextCanvas canvas(80, 24);
+    render(canvas, f, ViewState{});
+    std::string header = canvas.lines()[0];
+    std::size_t up = header.find(" up ");
+    if (up == std::string::npos) continue;  // no room for it: left out
+    std::string uptime = header.substr(up + 4, 8);
+    EXPECT_EQ(uptime.size(), 8u) << header;
+    EXPECT_TRUE(uptime[2] == ':' && uptime[5] == ':' && std::isdigit(static_cast<unsigned char>(uptime[7]))) << name << ": " << header;
+  }
+  f.node = "lab-a01";
+  TextCanvas canvas(80, 24);
+  render(canvas, f, ViewState{});
+  EXPECT_NE(canvas.lines()[0].find(" up 00:00:"), std::string::npos) << "a short name leaves room: " << canvas.lines()[0];
+}
+
 TEST(TopRender, AsciiModeDrawsOnlyAscii) {
   auto frames = replay("rec-8x910B2.json");
   ViewState v;
