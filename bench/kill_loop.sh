@@ -133,7 +133,7 @@ no_running_job_within() {
 # background; sets RECORDER.
 start_recording() {
   rm -rf "$work/prof"
-  "$PROF" record -o "$work/prof" --node-name "$node" -- "$RUN" ernie3-train --fast --steps 6 --node-name "$node" \
+  "$PROF" record -o "$work/prof" --node-name "$node" -- "$RUN" ernie3-train --steps 6 --node-name "$node" \
     >"$work/record.log" 2>&1 &
   RECORDER=$!
 }
@@ -197,7 +197,7 @@ round_recorder() {
 
 # (c) SIGKILL every kind of reader mid-read, with a workload running.
 round_readers() {
-  "$RUN" ernie3-train --fast --steps 4 --node-name "$node" >/dev/null 2>&1 &
+  "$RUN" ernie3-train --steps 4 --node-name "$node" >/dev/null 2>&1 &
   local run=$! watch smi top_server top_pid scraper
   "$SMI" info watch -d 0.01 --node-name "$node" >/dev/null 2>&1 &
   watch=$!

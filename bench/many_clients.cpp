@@ -349,7 +349,7 @@ int main(int argc, char** argv) {
   }
   auto client = tm::ShmClient::open({.node = node});
   // The continuous workload: one long ernie3-train (about 2.9 steps/s at speed 1).
-  pid_t workload = spawn({NPU_RUN_PATH, "ernie3-train", "--fast", "--steps", "1000000", "--node-name", node});
+  pid_t workload = spawn({NPU_RUN_PATH, "ernie3-train", "--steps", "1000000", "--node-name", node});
   std::this_thread::sleep_for(std::chrono::seconds(1));
 
   std::vector<Exporter> exps;

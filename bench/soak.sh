@@ -2,7 +2,7 @@
 # Soak: a node under steady, varied use for --duration seconds, watching its long-lived processes
 # for leaks.
 #
-# Load: workloads back to back on the node (npu-run ... --fast; every other run under
+# Load: workloads back to back on the node (npu-run ...; every other run under
 # `npu-prof record`, a lossless reader that registers and leaves), a fault injected on a random
 # NPU or link and cleared again every ~15 s, an npu-exporter scraped every second, npu-top
 # (curses, 200x60 tmux pane, 1 Hz).
@@ -69,13 +69,13 @@ workload_loop() {
     rc=0
     if ((i % 2 == 0)); then
       # shellcheck disable=SC2086
-      "$PROF" record -o "$work/prof" --node-name "$node" -- "$RUN" $w --fast --node-name "$node" \
+      "$PROF" record -o "$work/prof" --node-name "$node" -- "$RUN" $w --node-name "$node" \
         >"$work/last-run.log" 2>&1 || rc=$?
       if [[ $rc == 0 || $rc == 7 ]] && ! "$PROF" report "$work/prof" >/dev/null 2>&1; then rc=report-failed; fi
       rm -rf "$work/prof"
     else
       # shellcheck disable=SC2086
-      "$RUN" $w --fast --node-name "$node" >"$work/last-run.log" 2>&1 || rc=$?
+      "$RUN" $w --node-name "$node" >"$work/last-run.log" 2>&1 || rc=$?
     fi
     echo "$rc" >>"$work/runs"
     [[ $rc =~ ^(0|1|7)$ ]] || cp "$work/last-run.log" "$work/failed-run-$i.log"

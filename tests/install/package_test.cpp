@@ -90,7 +90,7 @@ TEST(Package, ItsProgramsRunFromElsewhereOnTheirOwnData) {
   auto info = run_command(env + bin + "/npu-smi info");
   auto health = run_command(env + bin + "/npu-smi health");
   auto list = run_command(env + bin + "/npu-run --list");
-  auto run = run_command(env + bin + "/npu-run burn --steps 1 --fast");
+  auto run = run_command(env + bin + "/npu-run burn --steps 1");
   run_command(env + bin + "/npu-emud stop");
   EXPECT_EQ(info.exit_code, 0) << info.output;
   EXPECT_NE(info.output.find("310P3"), std::string::npos) << info.output;

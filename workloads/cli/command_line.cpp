@@ -197,6 +197,13 @@ int parse(CLI::App& app, Args& a, int argc, const char* const* argv) {
                          "npu-emud start --spec\n");
     return kExitUsage;
   }
+  for (const char* pace : {"--fast", "--speed"}) {
+    if (app.count(pace) > 0 && !a.standalone && a.name != "mlp-train") {
+      std::fprintf(stderr, "npu-run: %s applies to --standalone runs; a daemon node runs at the pace set by "
+                           "npu-emud start --speed\n", pace);
+      return kExitUsage;
+    }
+  }
   if (!parse_devices(a.devices)) return kExitUsage;
   if (!a.devices.empty() && (a.hosts > 0 || a.ranks > 0)) {
     std::fprintf(stderr, "npu-run: --devices names each rank's device; --hosts/--ranks place the ranks: give one or the other\n");

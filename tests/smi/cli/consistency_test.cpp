@@ -38,6 +38,11 @@ TEST(NodeFlag, SpecIsForInProcessNodesAndAMissingNameIsOneLine) {
   auto r = run_command(bin("workloads/npu-run") + " matmul-sweep --spec 8x910 --node-name no-such-node");
   EXPECT_EQ(r.exit_code, 4) << r.output;
   EXPECT_EQ(r.output, "npu-run: --spec applies to --standalone runs; a daemon node's spec is set by npu-emud start --spec\n");
+  // --fast and --speed pace an in-process node; a daemon's pace is its own (they were ignored).
+  auto fast = run_command(bin("workloads/npu-run") + " matmul-sweep --fast --node-name no-such-node");
+  EXPECT_EQ(fast.exit_code, 4) << fast.output;
+  EXPECT_EQ(fast.output, "npu-run: --fast applies to --standalone runs; a daemon node runs at the pace set by npu-emud start --speed\n");
+  EXPECT_EQ(run_command(bin("workloads/npu-run") + " matmul-sweep --speed 10 --node-name no-such-node").exit_code, 4);
   auto smi = run_command(bin("smi/npu-smi") + " info --node-name");
   EXPECT_EQ(smi.exit_code, 215) << smi.output;
   EXPECT_EQ(smi.output, "npu-smi: --node-name needs a node name\n");
