@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 namespace npukit::telemetry {
 namespace {
@@ -28,6 +31,21 @@ TEST(Incidents, KindsAndCodesAreUniqueAndEveryMessageFitsIn80Chars) {
   EXPECT_EQ(find_incident(0x12345678u), nullptr);
   EXPECT_EQ(incident("link_down").entity, IncidentEntity::kLink);
   EXPECT_STREQ(handling_name(incident("ecc_double_bit").handling), "reset_npu");
+}
+
+// docs/faults.md lists every kind of the table (code, kind, severity): the page users read to
+// learn what an error code means must not lag the table.
+TEST(Incidents, TheFaultsPageHasARowForEveryKind) {
+  std::ifstream in(std::string(NPUKIT_SOURCE_DIR) + "/docs/faults.md");
+  ASSERT_TRUE(in) << "docs/faults.md";
+  std::stringstream text;
+  text << in.rdbuf();
+  for (const IncidentKind& k : incident_kinds()) {
+    char code[16];
+    std::snprintf(code, sizeof code, "0x%08X", k.code);
+    std::string row = std::string("| `") + code + "` | " + k.kind + " | " + health_name(k.severity);
+    EXPECT_NE(text.str().find(row), std::string::npos) << "docs/faults.md lacks the row of " << k.kind << ": " << row;
+  }
 }
 
 TEST(Incidents, FillReplacesEveryPlaceholderAndLeavesUnknownOnes) {
