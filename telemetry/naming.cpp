@@ -25,6 +25,8 @@ std::string node_name_from_env() {
 
 std::string shm_name(std::string_view node) { return "/npukit-" + std::string(node); }
 
+std::string shm_path(std::string_view node) { return "/dev/shm" + shm_name(node); }
+
 std::string control_socket_path(std::string_view node) {
   std::string dir = "/tmp";
   const char* xdg = std::getenv("XDG_RUNTIME_DIR");
@@ -39,7 +41,7 @@ std::string no_bus_message(std::string_view node) {
   auto exists = [&st](const std::string& path) { return ::stat(path.c_str(), &st) == 0; };
   int hosts = 0;
   if (exists(control_socket_path(n))) {
-    while (hosts < 4096 && exists("/dev/shm" + shm_name(n + "-" + std::to_string(hosts)))) ++hosts;
+    while (hosts < 4096 && exists(shm_path(n + "-" + std::to_string(hosts)))) ++hosts;
   }
   if (hosts == 0) return no_daemon_message(node);
   std::string last = n + "-" + std::to_string(hosts - 1);

@@ -33,6 +33,8 @@ std::string node_name_from_env();
 inline constexpr const char* kRecorderNodeEnv = "NPUKIT_RECORDING_NODE";
 // "/npukit-<node>" (the name given to shm_open).
 std::string shm_name(std::string_view node);
+// Where that segment shows in the file system: "/dev/shm/npukit-<node>".
+std::string shm_path(std::string_view node);
 // The default control socket path for `node` (see above).
 std::string control_socket_path(std::string_view node);
 // "no npukit node '<node>' is running (start one with: npu-emud start --node-name <node>)".

@@ -189,7 +189,7 @@ int stop(const std::string& node) {
   }
   std::vector<std::string> segments;  // a cluster has one per host
   for (const json& bus : reply->value("buses", json::array({node}))) {
-    if (bus.is_string()) segments.push_back("/dev/shm" + tf::shm_name(bus.get<std::string>()));
+    if (bus.is_string()) segments.push_back(tf::shm_path(bus.get<std::string>()));
   }
   for (int i = 0; i < 200; ++i) {  // up to 10 s for the segments and sockets to go
     bool gone = std::none_of(segments.begin(), segments.end(), [](const std::string& shm) {

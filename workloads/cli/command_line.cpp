@@ -192,15 +192,13 @@ int parse(CLI::App& app, Args& a, int argc, const char* const* argv) {
     return a.list ? 0 : kExitUsage;
   }
   if (refuse_in_process_under_recorder(a)) return kExitUsage;
-  if (app.count("--spec") > 0 && !a.standalone && a.name != "mlp-train") {
-    std::fprintf(stderr, "npu-run: --spec applies to --standalone runs; a daemon node's spec is set by "
-                         "npu-emud start --spec\n");
-    return kExitUsage;
-  }
-  for (const char* pace : {"--fast", "--speed"}) {
-    if (app.count(pace) > 0 && !a.standalone && a.name != "mlp-train") {
-      std::fprintf(stderr, "npu-run: %s applies to --standalone runs; a daemon node runs at the pace set by "
-                           "npu-emud start --speed\n", pace);
+  // Options of an in-process node; a daemon's node has its own, set when it started.
+  struct InProcessOnly { const char* option; const char* daemon_has; };
+  for (auto [option, daemon_has] : {InProcessOnly{"--spec", "a daemon node's spec is set by npu-emud start --spec"},
+                                    InProcessOnly{"--fast", "a daemon node runs at the pace set by npu-emud start --speed"},
+                                    InProcessOnly{"--speed", "a daemon node runs at the pace set by npu-emud start --speed"}}) {
+    if (app.count(option) > 0 && !a.standalone && a.name != "mlp-train") {
+      std::fprintf(stderr, "npu-run: %s applies to --standalone runs; %s\n", option, daemon_has);
       return kExitUsage;
     }
   }

@@ -130,7 +130,7 @@ TEST(Daemon, NodesArePrivateByDefaultAndAccessAllOpensReadingOnly) {
   {
     ScopedNode node("private");
     struct stat st {};
-    ASSERT_EQ(::stat(("/dev/shm" + tf::shm_name(node.name())).c_str(), &st), 0);
+    ASSERT_EQ(::stat(tf::shm_path(node.name()).c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
     ASSERT_EQ(::stat(tf::control_socket_path(node.name()).c_str(), &st), 0);
     EXPECT_EQ(st.st_mode & 0777, 0600u);
