@@ -122,7 +122,7 @@ Result<int64_t> EventMapper::task(const tf::Event& e, int64_t duration, uint64_t
                                                   int64_t{tf::unpack_pid(stream_pid)}, task_type, kNoId32,
                                                   int64_t{tf::unpack_stream(stream_pid)}, i64(task_id), kNoId32}));
   w_.note_time(start, end);
-  w_.note_task(e.device, start, end, task_type == ids_.communication);
+  w_.note_task(e.device, start, end, task_type == ids_.communication, i64(task_id));
   last_ts_ = std::max(last_ts_, end);
   return gid;
 }
@@ -210,6 +210,7 @@ Status EventMapper::launch(const tf::Event& e) {
   int64_t ts = unix_ns(e.ts_ns), end = ts + i64(e.words[2]);
   int64_t tid = int64_t{tf::unpack_pid(e.words[1])} << 32 | (e.device < 0 ? 0 : e.device);
   w_.note_time(ts, end);
+  w_.note_launch(i64(e.words[0]));
   return w_.insert(Table::kCannApi, {ts, end, kind->type, tid, i64(e.words[0]), kind->name});
 }
 

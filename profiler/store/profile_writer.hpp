@@ -99,9 +99,13 @@ class ProfileWriter {
   int64_t next_op_id() { return next_op_++; }
   // A TASK row's span, kept in memory for finalize's overlap analysis (so it need not read the
   // table back). Every TASK row written must be noted.
-  void note_task(int device, int64_t start_ns, int64_t end_ns, bool communication) {
+  void note_task(int device, int64_t start_ns, int64_t end_ns, bool communication, int64_t connection) {
     spans_[device].push_back({start_ns, end_ns, communication});
+    task_connections_.push_back(connection);
   }
+  // A CANN_API row's connectionId: finalize removes launches whose task never ran, and skips
+  // that search when every launch noted here met a noted task.
+  void note_launch(int64_t connection) { launch_connections_.push_back(connection); }
   // Widens the session window to [start, end].
   void note_time(int64_t start_ns, int64_t end_ns) {
     if (start_ns < session_start_) session_start_ = start_ns;
@@ -132,6 +136,7 @@ class ProfileWriter {
   int64_t next_op_ = 0;
   bool in_batch_ = false;
   std::map<int, std::vector<TaskSpan>> spans_;  // note_task(), by device
+  std::vector<int64_t> task_connections_, launch_connections_;  // note_task(), note_launch()
 };
 
 }  // namespace npukit::prof

@@ -1,0 +1,60 @@
+// ProfileWriter::finalize(): launches whose task never ran are removed (every CANN_API row links
+// to a TASK row), found from the connectionIds the writer was told about.
+#include <gtest/gtest.h>
+
+#include "profiler/store/profile_writer.hpp"
+#include "tests/profiler/prof_test_util.hpp"
+
+namespace npukit::testing {
+namespace {
+
+using prof::Table;
+
+class FinalizeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto w = prof::ProfileWriter::create(dir_ / "f.db", 1000);
+    ASSERT_TRUE(w.ok()) << w.status().message();
+    writer_ = std::move(*w);
+    ASSERT_TRUE(writer_->begin_batch().ok());
+  }
+  void launch(int64_t connection) {
+    auto name = writer_->intern("aclnnAdd");
+    ASSERT_TRUE(name.ok());
+    ASSERT_TRUE(writer_->insert(Table::kCannApi, {connection * 10, connection * 10 + 5, int64_t{1}, int64_t{7}, connection, *name}).ok());
+    writer_->note_launch(connection);
+  }
+  void task(int64_t connection) {
+    int64_t start = connection * 10 + 6, end = start + 3;
+    ASSERT_TRUE(writer_->insert(Table::kTask, {start, end, int64_t{0}, connection, writer_->next_global_task_id(), int64_t{7},
+                                               int64_t{0}, int64_t{0}, int64_t{1}, connection, int64_t{0}}).ok());
+    writer_->note_task(0, start, end, false, connection);
+  }
+  std::string launches() { return sqlite(dir_ / "f.db", "SELECT group_concat(connectionId) FROM CANN_API").output; }
+  TempDir dir_{"finalize"};
+  std::unique_ptr<prof::ProfileWriter> writer_;
+};
+
+TEST_F(FinalizeTest, ALaunchWhoseTaskNeverRanIsRemoved) {
+  for (int64_t c : {1, 2, 3}) launch(c);
+  task(1);
+  task(3);
+  auto stats = writer_->finalize();
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
+  EXPECT_EQ(stats->orphan_launches, 1u);
+  EXPECT_EQ(launches(), "1,3\n");
+}
+
+TEST_F(FinalizeTest, EveryLaunchWithItsTaskStaysInAnyOrder) {
+  task(2);  // noted before its launch: still a match
+  for (int64_t c : {3, 1, 2}) launch(c);
+  task(3);
+  task(1);
+  auto stats = writer_->finalize();
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
+  EXPECT_EQ(stats->orphan_launches, 0u);
+  EXPECT_EQ(launches(), "1,2,3\n");
+}
+
+}  // namespace
+}  // namespace npukit::testing
