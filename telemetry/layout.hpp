@@ -32,7 +32,8 @@
 namespace npukit::telemetry::detail {
 
 inline constexpr uint64_t kMagic = 0x47455354494b504eull;  // "NPKITSEG" little-endian
-inline constexpr uint32_t kAbiVersion = 3;  // 2: board identity in DeviceInfoBlock; 3: error codes 2-4, link rate/flaps
+inline constexpr uint32_t kAbiVersion = 4;  // 2: board identity in DeviceInfoBlock; 3: error codes 2-4, link rate/flaps;
+                                            // 4: the rate of the link between HCCS groups
 inline constexpr uint32_t kStateLive = 1;
 inline constexpr uint32_t kStateClosed = 2;
 inline constexpr std::size_t kEventRecordWords = 8;
@@ -86,6 +87,7 @@ struct NodeInfoBlock {
   char tool_version[32];
   int32_t card_count;
   int32_t device_base;  // a cluster host's bus: the cluster-wide id of its device 0 (0 elsewhere)
+  double inter_group_bytes_per_s;  // the host's link between its HCCS groups (0: none)
 };
 
 struct DeviceInfoBlock {

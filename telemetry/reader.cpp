@@ -144,6 +144,7 @@ void Reader::load_identity() {
               fixed(n->tool_version, sizeof n->tool_version), n->card_count, h->start_realtime_ns,
               h->prefix.writer_pid};
   id->node.device_base = n->device_base;
+  id->node.inter_group_bytes_per_s = n->inter_group_bytes_per_s;
   for (uint32_t i = 0; i < view_.caps.devices; ++i) {
     const detail::DeviceInfoBlock* d = view_.device_info(i);
     id->devices.push_back({d->npu_id, d->chip_id, d->logic_id, d->phy_id, d->aicore_count,

@@ -40,6 +40,10 @@ struct NodeInfo {
   // One host of an emulated cluster publishes its devices as 0..n-1, as that machine's npu-smi
   // numbers them; this is the cluster-wide id of its device 0 (0 on a node that is not a host).
   int32_t device_base = 0;
+  // Where the devices form HCCS groups joined by one shared host link (the first-generation 910's
+  // two 4-NPU meshes), that link's line rate in bytes/s; 0 where there is none. It has no device
+  // at either end, so it is not among the bus's links.
+  double inter_group_bytes_per_s = 0;
 };
 
 struct DeviceInfo {

@@ -63,6 +63,7 @@ Result<Identity> encode_identity(const WriterOptions& o) {
   NPUKIT_RETURN_IF_ERROR(copy_fixed(id.node.tool_version, o.node_info.tool_version, at + "tool_version"));
   id.node.card_count = o.node_info.card_count;
   id.node.device_base = o.node_info.device_base;
+  id.node.inter_group_bytes_per_s = o.node_info.inter_group_bytes_per_s;
   id.devices.resize(o.devices.size());
   for (std::size_t i = 0; i < o.devices.size(); ++i) {
     NPUKIT_RETURN_IF_ERROR(encode_device(o.devices[i], at + "device " + std::to_string(i), &id.devices[i]));

@@ -76,6 +76,7 @@ tf::WriterOptions writer_options_for(const Node& node, const std::string& node_n
   o.node_info.tool_version = d.driver_version;
   o.node_info.card_count = spec.cards;
   o.node_info.device_base = view.first;
+  o.node_info.inter_group_bytes_per_s = spec.inter_group_bps;
   for (int g = view.first; g < view.first + view.count; ++g) {
     const int i = g - view.first;
     tf::DeviceInfo info;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <set>
 #include <string>
@@ -57,15 +58,51 @@ std::map<int64_t, Instance> instances(const ProfileData& d) {
 
 bool kind_is(const LinkRecord& l, const char* kind) { return strcasecmp(l.kind.c_str(), kind) == 0; }
 
-// The slowest line rate of the links between the members (HCCS where there are any).
-double member_line_rate(const ProfileData& d, const std::set<int>& devices) {
-  double hccs = 0, other = 0;
+// The slowest line rate on the members' paths, and how to say it.
+struct MemberRate {
+  double rate = 0;       // bytes/s
+  double hccs = 0;       // within a group: the slowest HCCS link
+  double between = 0;    // members in more than one HCCS group: the path between the groups
+};
+
+// Their HCCS links and, where HCCS does not join them all (the first-generation 910's two 4-NPU
+// meshes), the path between the groups: the host's link between them
+// (EMU_RUN.inter_group_bytes_per_s), else the devices' PCIe. Without HCCS among them, the slowest
+// other link between two members.
+MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices) {
+  double hccs = 0, other = 0, pcie = 0;
+  auto slowest = [](double& rate, double r) { rate = rate == 0 ? r : std::min(rate, r); };
+  std::map<int, int> group;  // union-find over the HCCS links between members
+  for (int dev : devices) group[dev] = dev;
+  auto root = [&](int dev) {
+    while (group[dev] != dev) dev = group[dev] = group[group[dev]];
+    return dev;
+  };
   for (const auto& [id, l] : d.links) {
+    if (kind_is(l, "PCIE") && (devices.count(l.device_a) || devices.count(l.device_b))) slowest(pcie, l.peak_bytes_per_s);
     if (!devices.count(l.device_a) || !devices.count(l.device_b)) continue;
-    double& rate = kind_is(l, "HCCS") ? hccs : other;
-    rate = rate == 0 ? l.peak_bytes_per_s : std::min(rate, l.peak_bytes_per_s);
+    if (!kind_is(l, "HCCS")) {
+      slowest(other, l.peak_bytes_per_s);
+      continue;
+    }
+    slowest(hccs, l.peak_bytes_per_s);
+    group[root(l.device_a)] = root(l.device_b);
   }
-  return hccs > 0 ? hccs : other;
+  if (hccs == 0) return {other, 0, 0};
+  std::set<int> groups;
+  for (int dev : devices) groups.insert(root(dev));
+  double between = 0;
+  if (groups.size() > 1) {
+    between = std::atof(d.run_value("inter_group_bytes_per_s", "0").c_str());
+    if (between <= 0) between = pcie;
+  }
+  return {between > 0 ? std::min(hccs, between) : hccs, hccs, between};
+}
+
+// "30 GB/s", or for members in two groups "HCCS 30 GB/s within each mesh, 16 GB/s between them".
+std::string rate_text(const MemberRate& r) {
+  if (r.between <= 0) return fmt("%.0f GB/s", r.rate / 1e9);
+  return fmt("HCCS %.0f GB/s within each mesh, ", r.hccs / 1e9) + fmt("%.0f GB/s between the meshes", r.between / 1e9);
 }
 
 // The slowest RoCE port among the members (a port's far end is the switch: device_b -1).
@@ -100,7 +137,8 @@ std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<i
   std::map<int64_t, GroupLinks> out;
   for (const auto& [name, i] : all) {
     if (i.bytes < kLargeBytes || i.transfer_ns <= 0 || i.ranks < 2 || static_cast<int>(i.devices.size()) < i.ranks) continue;
-    double rate = member_line_rate(d, i.devices);
+    MemberRate member = member_line_rate(d, i.devices);
+    double rate = member.rate;
     if (rate <= 0) continue;
     const std::string& type = d.str(i.op_type);
     const std::string& algorithm = d.str(i.algorithm);
@@ -108,14 +146,15 @@ std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<i
     double busbw = static_cast<double>(i.bytes) * algbw_size_factor(type, i.ranks) * busbw_factor(type, i.ranks) / seconds;
     std::set<std::string> hosts = member_hosts(d, i.devices);
     double share = 0;
-    std::string links_text = fmt("%.0f GB/s", rate / 1e9);
+    std::string links_text = rate_text(member);
     if (hosts.size() > 1) {  // across hosts: HCCL's hierarchical AllReduce (other collectives are not judged)
       double roce = member_roce_rate(d, i.devices);
       if (type.find("allReduce") == std::string::npos || algorithm.find('-') == std::string::npos || roce <= 0) continue;
       int n_hosts = static_cast<int>(hosts.size());
       share = hierarchical_line_seconds(static_cast<double>(i.bytes), i.ranks, n_hosts, rate, roce,
                                         algorithm.rfind("MESH", 0) == 0) / seconds;
-      links_text = fmt("HCCS %.0f GB/s within each host, ", rate / 1e9) + fmt("RoCE %.0f GB/s per port across ", roce / 1e9) +
+      links_text = (member.between > 0 ? rate_text(member) + " in each host, " : fmt("HCCS %.0f GB/s within each host, ", rate / 1e9)) +
+                   fmt("RoCE %.0f GB/s per port across ", roce / 1e9) +
                    std::to_string(n_hosts) + " hosts";
     } else {
       double links = algorithm == "MESH" ? i.ranks - 1 : 1;

@@ -109,6 +109,9 @@ Status Recording::describe_run(Source& src, const tf::Snapshot& s) {
   NPUKIT_RETURN_IF_ERROR(set("device_base", std::to_string(s.node().device_base)));
   NPUKIT_RETURN_IF_ERROR(set("node_spec", s.node().node_spec));
   NPUKIT_RETURN_IF_ERROR(set("topology", s.node().topology));
+  if (s.node().inter_group_bytes_per_s > 0) {  // the link between HCCS groups (not among EMU_LINK's)
+    NPUKIT_RETURN_IF_ERROR(set("inter_group_bytes_per_s", std::to_string(static_cast<int64_t>(s.node().inter_group_bytes_per_s))));
+  }
   NPUKIT_RETURN_IF_ERROR(set("driver_version", s.node().driver_version));
   NPUKIT_RETURN_IF_ERROR(set("clock_base_ns", std::to_string(s.node().start_realtime_ns)));
   NPUKIT_RETURN_IF_ERROR(set("clock", "unix_ns = clock_base_ns + node virtual ns (follows wall time at speed 1)"));
