@@ -65,8 +65,8 @@ struct MemberRate {
   double between = 0;    // members in more than one HCCS group: the path between the groups
 };
 
-// Their HCCS links and, where HCCS does not join them all (the first-generation 910's two 4-NPU
-// meshes), the path between the groups: the host's link between them
+// Their HCCS links and, where HCCS does not join a host's members (the first-generation 910's two
+// 4-NPU meshes), the path between the groups: the host's link between them
 // (EMU_RUN.inter_group_bytes_per_s), else the devices' PCIe. Without HCCS among them, the slowest
 // other link between two members.
 MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices) {
@@ -89,10 +89,16 @@ MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices) 
     group[root(l.device_a)] = root(l.device_b);
   }
   if (hccs == 0) return {other, 0, 0};
-  std::set<int> groups;
-  for (int dev : devices) groups.insert(root(dev));
+  std::set<std::pair<std::string, int>> groups;  // (host, group): hosts are apart anyway (RoCE)
+  std::set<std::string> hosts;
+  for (int dev : devices) {
+    auto it = d.device_hosts.find(dev);
+    std::string host = it == d.device_hosts.end() ? "" : it->second.host;
+    groups.insert({host, root(dev)});
+    hosts.insert(host);
+  }
   double between = 0;
-  if (groups.size() > 1) {
+  if (groups.size() > hosts.size()) {  // some host's members are in more than one group
     between = std::atof(d.run_value("inter_group_bytes_per_s", "0").c_str());
     if (between <= 0) between = pcie;
   }

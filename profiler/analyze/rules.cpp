@@ -84,7 +84,8 @@ constexpr RuleDef kRules[] = {
      "torch.npu.set_compile_mode(jit_compile=False))"},
     {"slow_link", "COMMUNICATION_OP per communicator (the last rank to arrive's duration) against EMU_LINK line rates",
      "a communicator's collectives of >= 1 MiB per rank take < 40% of their time at line rate (busbw over its links' "
-     "rate; mesh counts n-1 links per rank; an AllReduce across hosts against HCCL's hierarchical one over HCCS "
+     "rate; mesh counts n-1 links per rank; members in two HCCS groups of a host (the first-generation 910's two "
+     "4-NPU meshes) against the slower of HCCS and the host link between the groups; an AllReduce across hosts against HCCL's hierarchical one over HCCS "
      "within each host and RoCE ports between them); healthy links reach about 80%",
      "per step, on the device that loses most: how much less of the slow communicators' time would have no compute "
      "beside it if each took only as long as at 80% of line rate (replayed in order: a queued collective moves up)",
