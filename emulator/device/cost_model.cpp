@@ -49,7 +49,7 @@ double unit_peak(const DeviceSpec& spec, Unit unit, DType dtype) {
 }
 
 KernelTiming time_kernel(const DeviceSpec& spec, Unit unit, DType dtype, const OpCost& cost,
-                         uint32_t block_dim) {
+                         uint32_t block_dim, bool convolution) {
   KernelTiming t;
   bool aicpu = unit == Unit::kAiCpu;
   auto pool = static_cast<uint32_t>(aicpu ? spec.aicpu_count : spec.aicore_count);
@@ -58,9 +58,8 @@ KernelTiming time_kernel(const DeviceSpec& spec, Unit unit, DType dtype, const O
   double waves = std::ceil(static_cast<double>(blocks) / t.cores);
   double tail = blocks / (waves * t.cores);
   double share = static_cast<double>(t.cores) / pool * tail;
-  double efficiency = aicpu ? spec.efficiency.aicpu
-                    : unit == Unit::kCube ? spec.efficiency.cube
-                                          : spec.efficiency.vector;
+  double cube = convolution && spec.efficiency.conv > 0 ? spec.efficiency.conv : spec.efficiency.cube;
+  double efficiency = aicpu ? spec.efficiency.aicpu : unit == Unit::kCube ? cube : spec.efficiency.vector;
   double flops_per_s = unit_peak(spec, unit, dtype) * efficiency * share;
   t.compute_ns_at_max_clock = cost.flops > 0 ? cost.flops / flops_per_s * 1e9 : 0;
   double bytes_per_s = spec.hbm.bandwidth_bps * spec.efficiency.hbm * (aicpu ? 1.0 : share);

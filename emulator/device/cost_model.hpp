@@ -30,8 +30,10 @@ struct KernelTiming {
 double unit_peak(const DeviceSpec& spec, Unit unit, DType dtype);
 
 // `block_dim` 0 means "all cores". AI CPU kernels occupy min(block_dim, aicpu_count) AI CPUs.
+// `convolution`: a cube kernel that is a convolution, priced at the chip's convolution efficiency
+// where its spec has one (efficiency.conv), else at the cube's.
 KernelTiming time_kernel(const DeviceSpec& spec, Unit unit, DType dtype, const OpCost& cost,
-                         uint32_t block_dim);
+                         uint32_t block_dim, bool convolution = false);
 // Duration at the current clock (clock_ratio = current / max AI-core clock, in (0, 1]).
 Nanos kernel_duration(const KernelTiming& t, double clock_ratio);
 

@@ -96,6 +96,9 @@ void read_compute(FieldReader& r, DeviceSpec& d) {
   d.efficiency.hbm = eff("efficiency.hbm");
   d.efficiency.aicpu = eff("efficiency.aicpu");
   d.efficiency.pcie = eff("efficiency.pcie");
+  // Optional: only a chip with a published convolution microbenchmark has one.
+  d.efficiency.conv = r.number_or("efficiency.conv", 0);
+  if (d.efficiency.conv != 0) r.check_range("efficiency.conv", d.efficiency.conv, 0.01, 1.0);
 }
 
 void read_memory_and_io(FieldReader& r, DeviceSpec& d) {

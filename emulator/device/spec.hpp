@@ -34,6 +34,7 @@ struct PeakSpec {
 // Fraction of peak a well-shaped kernel achieves (calibrated against published measurements).
 struct EfficiencySpec {
   double cube = 1;
+  double conv = 0;  // convolutions on the cube unit (implicit GEMM); 0: they run at `cube`
   double vector = 1;
   double hbm = 1;
   double aicpu = 1;

@@ -230,11 +230,11 @@ Status compute_conv_filter(const CpuArgs& args) {
 }  // namespace
 
 void register_conv_kernels(KernelRegistry& r) {
-  r.add_kernel({.name = kConv, .unit = Unit::kCube, .infer = infer_conv, .cost = conv_cost,
+  r.add_kernel({.name = kConv, .unit = Unit::kCube, .convolution = true, .infer = infer_conv, .cost = conv_cost,
                 .compute = compute_conv});
-  r.add_kernel({.name = kConvInput, .unit = Unit::kCube, .infer = infer_conv_input,
+  r.add_kernel({.name = kConvInput, .unit = Unit::kCube, .convolution = true, .infer = infer_conv_input,
                 .cost = conv_input_cost, .compute = compute_conv_input});
-  r.add_kernel({.name = kConvFilter, .unit = Unit::kCube, .infer = infer_conv_filter,
+  r.add_kernel({.name = kConvFilter, .unit = Unit::kCube, .convolution = true, .infer = infer_conv_filter,
                 .cost = conv_filter_cost, .compute = compute_conv_filter});
 }
 

@@ -25,7 +25,7 @@ const KernelDef* intern_fused_kernel(const std::vector<const KernelDef*>& chain)
     if (d.name == name) return &d;
   }
   defs->push_back({.name = name, .unit = chain.front()->unit, .supports_dynamic = dynamic,
-                   .infer = no_infer, .cost = no_cost});
+                   .convolution = chain.front()->convolution, .infer = no_infer, .cost = no_cost});
   return &defs->back();
 }
 

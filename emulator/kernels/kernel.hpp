@@ -53,6 +53,7 @@ struct KernelDef {
   // Passes over input 0 before any output is final: 1 for most kernels; 2 for a kernel that needs
   // statistics of the whole input first (BatchNorm in training). Fusion reads it (fusion.hpp).
   uint8_t input_passes = 1;
+  bool convolution = false;       // priced at the chip's convolution efficiency (cost_model.hpp)
   InferShapeFn infer = nullptr;   // required
   CostFn cost = nullptr;          // required
   ComputeFn compute = nullptr;    // optional: functional mode needs it

@@ -184,7 +184,7 @@ Result<PreparedKernel> Context::prepare_fused(const std::string& op, const std::
   p.descriptor = intern_op_descriptor(name, p.inputs, p.outputs, p.kernel->unit == Unit::kCube);
   const DeviceSpec& spec = node_.device(device_).spec();
   DType dtype = inputs.empty() ? DType::kFloat32 : inputs.front().dtype;
-  p.timing = time_kernel(spec, p.kernel->unit, dtype, p.cost, block_dim);
+  p.timing = time_kernel(spec, p.kernel->unit, dtype, p.cost, block_dim, p.kernel->convolution);
   double epilogue_ns = time_kernel(spec, Unit::kVector, dtype, {fused->epilogue_flops, 0}, block_dim).compute_ns_at_max_clock;
   p.timing.compute_ns_at_max_clock = p.kernel->unit == Unit::kCube ? std::max(p.timing.compute_ns_at_max_clock, epilogue_ns)
                                                                    : p.timing.compute_ns_at_max_clock + epilogue_ns;
