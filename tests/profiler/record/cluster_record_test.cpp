@@ -85,8 +85,11 @@ TEST(ClusterRecord, TheMergedReportNamesTheSlowHostAsTheStraggler) {
   ASSERT_EQ(report["header"]["faults"].size(), 1u) << report["header"].dump();
   EXPECT_EQ(report["header"]["faults"][0]["where"], "host-slow on " + slow + " (all 8 NPUs)");
   // The timeline injects it at 0 ms, before the first task (which waits for its input; by how
-  // long depends on the paced node's lag): said as such, never as a negative time after it.
-  EXPECT_NE(text_report.output.find(" s before the first task"), std::string::npos) << text_report.output;
+  // long depends on the paced node's lag, under 0.5 ms on a slow sanitizer build): said as such,
+  // never as a negative time after it.
+  EXPECT_TRUE(text_report.output.find(" s before the first task") != std::string::npos ||
+              text_report.output.find("injected as the first task ran") != std::string::npos)
+      << text_report.output;
   EXPECT_EQ(text_report.output.find("injected -"), std::string::npos) << text_report.output;
 }
 
