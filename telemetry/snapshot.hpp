@@ -35,7 +35,9 @@ struct NodeInfo {
   std::string driver_version;  // npu-smi banner "Version:", <= 31
   std::string tool_version;    // npu-smi banner tool version, <= 31
   int32_t card_count = 0;
-  uint64_t start_realtime_ns = 0;  // CLOCK_REALTIME when the writer started (filled by the writer)
+  // CLOCK_REALTIME when the writer started (filled by the writer unless given: the hosts of an
+  // emulated cluster run on one virtual clock, so their buses share one base).
+  uint64_t start_realtime_ns = 0;
   int32_t writer_pid = 0;          // filled by the writer
   // One host of an emulated cluster publishes its devices as 0..n-1, as that machine's npu-smi
   // numbers them; this is the cluster-wide id of its device 0 (0 on a node that is not a host).

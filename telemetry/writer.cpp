@@ -157,7 +157,8 @@ void Writer::initialise(const WriterOptions& options) {
   h->prefix.writer_pid = ::getpid();
   h->prefix.total_bytes = view_.layout.total;
   h->prefix.field_table_hash = field_table_hash();
-  h->start_realtime_ns = realtime_ns();
+  const uint64_t base = options.node_info.start_realtime_ns;  // given: a cluster's hosts share one
+  h->start_realtime_ns = base != 0 ? base : realtime_ns();
   h->heartbeat_ns.store(monotonic_ns(), std::memory_order_relaxed);
   h->state.store(detail::kStateLive, std::memory_order_relaxed);
   h->caps = view_.caps;

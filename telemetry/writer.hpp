@@ -42,7 +42,7 @@ namespace npukit::telemetry {
 
 struct WriterOptions {
   std::string node = "npukit";  // node name (naming.hpp rules)
-  NodeInfo node_info;           // node_name, start_realtime_ns and writer_pid are filled in
+  NodeInfo node_info;           // node_name, writer_pid (and start_realtime_ns unless given) are filled in
   std::vector<DeviceInfo> devices;
   std::vector<LinkInfo> links;
   uint32_t max_processes = 256;

@@ -8,6 +8,7 @@
 
 #include "telemetry/incidents.hpp"
 #include "telemetry/naming.hpp"
+#include "telemetry/segment.hpp"
 
 namespace npukit::emu {
 
@@ -43,6 +44,8 @@ Status Daemon::open_face(const std::string& name, HostView view, bool bus) {
   const std::string control_path = tf::control_socket_path(name);
   if (bus) {
     tf::WriterOptions wo = writer_options_for(*node_, name, view);
+    if (clock_base_ns_ == 0) clock_base_ns_ = tf::realtime_ns();
+    wo.node_info.start_realtime_ns = clock_base_ns_;
     wo.access = options_.access;
     wo.control_path = control_path;
     auto writer = tf::Writer::create(wo);

@@ -130,6 +130,9 @@ class Daemon {
   DaemonOptions options_;
   std::unique_ptr<Node> node_;
   std::deque<Face> faces_;  // a deque: a Face's address is its handle while the daemon lives
+  // CLOCK_REALTIME at the first bus: every bus of a cluster states the same base for the one
+  // virtual clock (profiles map node ns to unix ns with it; per-bus bases skewed the hosts).
+  uint64_t clock_base_ns_ = 0;
   std::map<int, Job> jobs_;
   bool accounting_scheduled_ = false;
   // Samples every running job's account every kAccountingSampleNs of virtual time while any runs.

@@ -405,6 +405,8 @@ TEST(Daemon, AClusterPublishesOneBusPerHost) {
   auto snap = bus1->snapshot();
   ASSERT_TRUE(snap.ok());
   EXPECT_EQ(snap->device_count(), 8);
+  // One virtual clock: both buses state one realtime base for it (profiles of the hosts line up).
+  EXPECT_EQ(snap->node().start_realtime_ns, bus0->snapshot()->node().start_realtime_ns);
   EXPECT_EQ(snap->node().node_spec, "8x910B2");
   int roce = 0;
   for (int l = 0; l < snap->link_count(); ++l) roce += snap->link_info(l).kind == "roce" ? 1 : 0;
