@@ -58,6 +58,12 @@ std::map<int64_t, Instance> instances(const ProfileData& d) {
 
 bool kind_is(const LinkRecord& l, const char* kind) { return strcasecmp(l.kind.c_str(), kind) == 0; }
 
+// The host a device ran on ("" in a one-host recording).
+std::string host_of(const ProfileData& d, int device) {
+  auto it = d.device_hosts.find(device);
+  return it == d.device_hosts.end() ? "" : it->second.host;
+}
+
 // The slowest line rate on the members' paths, and how to say it.
 struct MemberRate {
   double rate = 0;       // bytes/s
@@ -92,10 +98,8 @@ MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices) 
   std::set<std::pair<std::string, int>> groups;  // (host, group): hosts are apart anyway (RoCE)
   std::set<std::string> hosts;
   for (int dev : devices) {
-    auto it = d.device_hosts.find(dev);
-    std::string host = it == d.device_hosts.end() ? "" : it->second.host;
-    groups.insert({host, root(dev)});
-    hosts.insert(host);
+    groups.insert({host_of(d, dev), root(dev)});
+    hosts.insert(host_of(d, dev));
   }
   double between = 0;
   if (groups.size() > hosts.size()) {  // some host's members are in more than one group
@@ -124,7 +128,7 @@ double member_roce_rate(const ProfileData& d, const std::set<int>& devices) {
 std::set<std::string> member_hosts(const ProfileData& d, const std::set<int>& devices) {
   std::set<std::string> hosts;
   for (int dev : devices) {
-    if (auto it = d.device_hosts.find(dev); it != d.device_hosts.end()) hosts.insert(it->second.host);
+    if (d.device_hosts.count(dev)) hosts.insert(host_of(d, dev));
   }
   return hosts;
 }

@@ -1,6 +1,5 @@
 #include "profiler/store/derive.hpp"
 
-#include "profiler/store/profile_writer.hpp"
 #include "profiler/store/schema.hpp"
 
 namespace npukit::prof {
@@ -25,7 +24,7 @@ Result<std::vector<StepWindow>> load_step_windows(Db& db, int64_t job) {
 }
 
 Result<uint64_t> write_overlap(Db& db, const std::map<int, Overlap>& overlap) {
-  auto ins = RowInserter::create(db, "OVERLAP_ANALYSIS");  // 32 rows a statement
+  auto ins = db.prepare("INSERT INTO OVERLAP_ANALYSIS VALUES (?, ?, ?, ?, ?)");
   if (!ins.ok()) return ins.status();
   int64_t id = 0;
   for (const auto& [device, o] : overlap) {
@@ -35,11 +34,11 @@ Result<uint64_t> write_overlap(Db& db, const std::map<int, Overlap>& overlap) {
                                                           {enum_id::kOverlapFree, &o.free}};
     for (const auto& [type, intervals] : kinds) {
       for (const Interval& i : *intervals) {
-        NPUKIT_RETURN_IF_ERROR(ins->insert({id++, int64_t{device}, i.start, i.end, type}));
+        NPUKIT_RETURN_IF_ERROR(
+            ins->bind(1, id++).bind(2, int64_t{device}).bind(3, i.start).bind(4, i.end).bind(5, type).run());
       }
     }
   }
-  NPUKIT_RETURN_IF_ERROR(ins->flush());
   return static_cast<uint64_t>(id);
 }
 
