@@ -32,8 +32,8 @@
 namespace npukit::telemetry::detail {
 
 inline constexpr uint64_t kMagic = 0x47455354494b504eull;  // "NPKITSEG" little-endian
-inline constexpr uint32_t kAbiVersion = 4;  // 2: board identity in DeviceInfoBlock; 3: error codes 2-4, link rate/flaps;
-                                            // 4: the rate of the link between HCCS groups
+inline constexpr uint32_t kAbiVersion = 5;  // 2: board identity in DeviceInfoBlock; 3: error codes 2-4, link rate/flaps;
+                                            // 4: the rate of the link between HCCS groups; 5: link latency
 inline constexpr uint32_t kStateLive = 1;
 inline constexpr uint32_t kStateClosed = 2;
 inline constexpr std::size_t kEventRecordWords = 8;
@@ -110,6 +110,7 @@ struct LinkInfoBlock {
   int32_t device_a, device_b;
   char kind[16];
   double peak_bytes_per_s;
+  double latency_ns;
 };
 
 // A process entry is 8 words: pid, device, hbm_bytes, name (4 words = 32 bytes), reserved.

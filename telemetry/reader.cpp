@@ -158,7 +158,7 @@ void Reader::load_identity() {
   }
   for (uint32_t i = 0; i < view_.caps.links; ++i) {
     const detail::LinkInfoBlock* l = view_.link_info(i);
-    id->links.push_back({l->device_a, l->device_b, fixed(l->kind, sizeof l->kind), l->peak_bytes_per_s});
+    id->links.push_back({l->device_a, l->device_b, fixed(l->kind, sizeof l->kind), l->peak_bytes_per_s, l->latency_ns});
   }
   identity_ = std::move(id);
 }

@@ -74,6 +74,7 @@ struct LinkInfo {
   int32_t device_b = 0;          // -1 for a link to the host (PCIe)
   std::string kind;              // "hccs", "pcie", "roce", <= 15
   double peak_bytes_per_s = 0;   // one direction
+  double latency_ns = 0;         // the fixed cost of one transfer over it (alpha), ns
 };
 
 struct ProcessInfo {

@@ -77,7 +77,7 @@ Result<Identity> encode_identity(const WriterOptions& o) {
                              std::to_string(l.device_a) + " and " + std::to_string(l.device_b) +
                              ", the node has " + std::to_string(n));
     }
-    id.links[i] = {l.device_a, l.device_b, {}, l.peak_bytes_per_s};
+    id.links[i] = {l.device_a, l.device_b, {}, l.peak_bytes_per_s, l.latency_ns};
     NPUKIT_RETURN_IF_ERROR(copy_fixed(id.links[i].kind, l.kind, at + "link " + std::to_string(i) + " kind"));
   }
   if (o.control_path.size() >= sizeof(SegmentHeader::control_path)) {

@@ -104,6 +104,7 @@ tf::WriterOptions writer_options_for(const Node& node, const std::string& node_n
     info.device_b = l.src >= 0 && l.dst >= 0 ? l.dst - view.first : -1;  // a RoCE port: kind "roce", to -1
     info.kind = link_bus_kind(l.kind);
     info.peak_bytes_per_s = l.bandwidth_bps;
+    info.latency_ns = static_cast<double>(l.latency_ns);
     o.links.push_back(std::move(info));
   }
   return o;

@@ -307,6 +307,15 @@ double busbw_factor(const std::string& op, int ranks) {
   return 1;
 }
 
+double latency_hops(const std::string& op, const std::string& algorithm, int ranks) {
+  const double n = std::max(ranks, 1);
+  const bool all_reduce = op.find("allReduce") != std::string::npos;
+  if (algorithm != "RING" || op.find("alltoall") != std::string::npos) return all_reduce ? 2 : 1;
+  if (all_reduce) return 2 * (n - 1);
+  if (op.find("broadcast") != std::string::npos) return n;
+  return n - 1;
+}
+
 HierarchicalShares hierarchical_shares(double ranks, double hosts) {
   const double l = ranks / hosts;
   return {2 * (l - 1) / l, 2 * (hosts - 1) / hosts / l};

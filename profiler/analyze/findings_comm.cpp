@@ -1,5 +1,6 @@
 // The slow-link rule: a communicator whose large collectives move data far below what its links'
-// line rate allows, the links it points at, and the exposed time the slowness costs each step.
+// line rate allows once the latencies their algorithm pays one after another are set aside, the
+// links it points at, and the exposed time the slowness costs each step.
 #include <algorithm>
 #include <climits>
 #include <cstdio>
@@ -33,7 +34,9 @@ struct Instance {
 
 struct GroupLinks {
   double achieved_share = 0;  // median over its large instances: the time its links' line rate
-                              // allows over the time it took (ring/mesh: busbw / (links x line rate))
+                              // allows over the time it took less its latencies (ring/mesh: busbw
+                              // x duration / (duration - latencies) / (links x line rate))
+  double latency_ns = 0;      // median: the latencies its collectives pay in turn (hops x alpha)
   double line_rate = 0;       // bytes/s of its slowest link between members
   std::string links_text;     // "56 GB/s", or for a group across hosts "HCCS 56 GB/s within ... "
   double busbw = 0;           // median, bytes/s
@@ -41,6 +44,7 @@ struct GroupLinks {
   std::set<int> devices;
   std::set<std::string> hosts;  // more than one: a group across hosts
   int64_t op_type = 0;
+  bool switched = false;        // its members meet in a switch (each through its own port)
 };
 
 std::map<int64_t, Instance> instances(const ProfileData& d) {
@@ -66,35 +70,54 @@ std::string host_of(const ProfileData& d, int device) {
 
 // The slowest line rate on the members' paths, and how to say it.
 struct MemberRate {
-  double rate = 0;       // bytes/s
-  double hccs = 0;       // within a group: the slowest HCCS link
-  double between = 0;    // members in more than one HCCS group: the path between the groups
+  double rate = 0;        // bytes/s
+  double hccs = 0;        // within a group: the slowest HCCS link
+  double between = 0;     // members in more than one HCCS group: the path between the groups
+  double latency_ns = 0;  // one transfer's fixed cost between two members (the slowest path)
+  bool switched = false;  // the members reach each other through their ports into a switch
 };
 
-// Their HCCS links and, where HCCS does not join a host's members (the first-generation 910's two
-// 4-NPU meshes), the path between the groups: the host's link between them
-// (EMU_RUN.inter_group_bytes_per_s), else the devices' PCIe. Without HCCS among them, the slowest
-// other link between two members.
+// Their HCCS links (between two members, or each member's port into the node's switch: an HCCS
+// link to -1, as the A100's NVSwitch) and, where HCCS does not join a host's members (the
+// first-generation 910's two 4-NPU meshes), the path between the groups: the host's link between
+// them (EMU_RUN.inter_group_bytes_per_s), else the devices' PCIe. Without HCCS among them, the
+// slowest other link between two members.
 MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices) {
+  constexpr int kSwitch = -1;
   double hccs = 0, other = 0, pcie = 0;
+  double hccs_latency = 0, port_latency = 0, other_latency = 0, pcie_latency = 0;
   auto slowest = [](double& rate, double r) { rate = rate == 0 ? r : std::min(rate, r); };
-  std::map<int, int> group;  // union-find over the HCCS links between members
+  std::map<int, int> group;  // union-find over the HCCS links between members (and the switch)
   for (int dev : devices) group[dev] = dev;
+  group[kSwitch] = kSwitch;
   auto root = [&](int dev) {
     while (group[dev] != dev) dev = group[dev] = group[group[dev]];
     return dev;
   };
   for (const auto& [id, l] : d.links) {
-    if (kind_is(l, "PCIE") && (devices.count(l.device_a) || devices.count(l.device_b))) slowest(pcie, l.peak_bytes_per_s);
+    if (kind_is(l, "PCIE") && (devices.count(l.device_a) || devices.count(l.device_b))) {
+      slowest(pcie, l.peak_bytes_per_s);
+      pcie_latency = std::max(pcie_latency, l.latency_ns);
+    }
+    if (kind_is(l, "HCCS") && l.device_b == kSwitch && devices.count(l.device_a)) {  // a port into the switch
+      slowest(hccs, l.peak_bytes_per_s);
+      port_latency = std::max(port_latency, l.latency_ns);
+      group[root(l.device_a)] = root(kSwitch);
+      continue;
+    }
     if (!devices.count(l.device_a) || !devices.count(l.device_b)) continue;
     if (!kind_is(l, "HCCS")) {
       slowest(other, l.peak_bytes_per_s);
+      other_latency = std::max(other_latency, l.latency_ns);
       continue;
     }
     slowest(hccs, l.peak_bytes_per_s);
+    hccs_latency = std::max(hccs_latency, l.latency_ns);
     group[root(l.device_a)] = root(l.device_b);
   }
-  if (hccs == 0) return {other, 0, 0};
+  if (hccs == 0) return {other, 0, 0, other_latency, false};
+  const bool switched = port_latency > 0 || root(*devices.begin()) == root(kSwitch);
+  hccs_latency = std::max(hccs_latency, 2 * port_latency);  // through the switch: up one port, down another
   std::set<std::pair<std::string, int>> groups;  // (host, group): hosts are apart anyway (RoCE)
   std::set<std::string> hosts;
   for (int dev : devices) {
@@ -106,22 +129,33 @@ MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices) 
     between = std::atof(d.run_value("inter_group_bytes_per_s", "0").c_str());
     if (between <= 0) between = pcie;
   }
-  return {between > 0 ? std::min(hccs, between) : hccs, hccs, between};
+  // Across the groups: up one device's PCIe, the host's link, down another's (its latency is not
+  // on the bus: the PCIe legs' stand for it).
+  double latency = between > 0 ? std::max(hccs_latency, 2 * pcie_latency) : hccs_latency;
+  return {between > 0 ? std::min(hccs, between) : hccs, hccs, between, latency, switched};
 }
 
-// "30 GB/s", or for members in two groups "HCCS 30 GB/s within each mesh, 16 GB/s between them".
+// "30 GB/s", "300 GB/s per port into the switch", or for members in two groups "HCCS 30 GB/s
+// within each mesh, 16 GB/s between them".
 std::string rate_text(const MemberRate& r) {
+  if (r.switched) return fmt("%.0f GB/s per port into the switch", r.rate / 1e9);
   if (r.between <= 0) return fmt("%.0f GB/s", r.rate / 1e9);
   return fmt("HCCS %.0f GB/s within each mesh, ", r.hccs / 1e9) + fmt("%.0f GB/s between the meshes", r.between / 1e9);
 }
 
-// The slowest RoCE port among the members (a port's far end is the switch: device_b -1).
-double member_roce_rate(const ProfileData& d, const std::set<int>& devices) {
-  double rate = 0;
+// The slowest RoCE port among the members (a port's far end is the switch: device_b -1), and the
+// largest port latency.
+struct RoceRate {
+  double rate = 0, latency_ns = 0;
+};
+RoceRate member_roce_rate(const ProfileData& d, const std::set<int>& devices) {
+  RoceRate r;
   for (const auto& [id, l] : d.links) {
-    if (kind_is(l, "ROCE") && devices.count(l.device_a)) rate = rate == 0 ? l.peak_bytes_per_s : std::min(rate, l.peak_bytes_per_s);
+    if (!kind_is(l, "ROCE") || !devices.count(l.device_a)) continue;
+    r.rate = r.rate == 0 ? l.peak_bytes_per_s : std::min(r.rate, l.peak_bytes_per_s);
+    r.latency_ns = std::max(r.latency_ns, l.latency_ns);
   }
-  return rate;
+  return r;
 }
 
 // The hosts the members run on (none in a one-host recording).
@@ -142,8 +176,12 @@ double hierarchical_line_seconds(double bytes, int ranks, int hosts, double intr
   return share.intra * bytes / ((mesh && l > 1 ? l - 1 : 1) * intra_rate) + share.inter * bytes / roce_rate;
 }
 
+// Below this share of its duration spent on bandwidth (the rest is latency), a collective says
+// little about its links' rate.
+constexpr double kMinBandwidthShare = 0.5;
+
 std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<int64_t, Instance>& all) {
-  std::map<int64_t, std::vector<double>> shares, busbws;
+  std::map<int64_t, std::vector<double>> shares, busbws, latencies;
   std::map<int64_t, GroupLinks> out;
   for (const auto& [name, i] : all) {
     if (i.bytes < kLargeBytes || i.transfer_ns <= 0 || i.ranks < 2 || static_cast<int>(i.devices.size()) < i.ranks) continue;
@@ -155,27 +193,38 @@ std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<i
     double seconds = static_cast<double>(i.transfer_ns) / 1e9;
     double busbw = static_cast<double>(i.bytes) * algbw_size_factor(type, i.ranks) * busbw_factor(type, i.ranks) / seconds;
     std::set<std::string> hosts = member_hosts(d, i.devices);
-    double share = 0;
+    double line_seconds = 0, latency_ns = 0;
     std::string links_text = rate_text(member);
     if (hosts.size() > 1) {  // across hosts: HCCL's hierarchical AllReduce (other collectives are not judged)
-      double roce = member_roce_rate(d, i.devices);
-      if (type.find("allReduce") == std::string::npos || algorithm.find('-') == std::string::npos || roce <= 0) continue;
+      RoceRate roce = member_roce_rate(d, i.devices);
+      if (type.find("allReduce") == std::string::npos || algorithm.find('-') == std::string::npos || roce.rate <= 0) continue;
       int n_hosts = static_cast<int>(hosts.size());
-      share = hierarchical_line_seconds(static_cast<double>(i.bytes), i.ranks, n_hosts, rate, roce,
-                                        algorithm.rfind("MESH", 0) == 0) / seconds;
+      const bool mesh = algorithm.rfind("MESH", 0) == 0;
+      line_seconds = hierarchical_line_seconds(static_cast<double>(i.bytes), i.ranks, n_hosts, rate, roce.rate, mesh);
+      // Within each host as its algorithm does; across, a ring over the hosts through two ports.
+      latency_ns = latency_hops(type, mesh ? "MESH" : "RING", i.ranks / n_hosts) * member.latency_ns +
+                   latency_hops(type, "RING", n_hosts) * 2 * roce.latency_ns;
       links_text = (member.between > 0 ? rate_text(member) + " in each host, " : fmt("HCCS %.0f GB/s within each host, ", rate / 1e9)) +
-                   fmt("RoCE %.0f GB/s per port across ", roce / 1e9) +
+                   fmt("RoCE %.0f GB/s per port across ", roce.rate / 1e9) +
                    std::to_string(n_hosts) + " hosts";
     } else {
       double links = algorithm == "MESH" ? i.ranks - 1 : 1;
-      share = busbw / (links * rate);
+      line_seconds = busbw * seconds / (links * rate);
+      latency_ns = latency_hops(type, algorithm, i.ranks) * member.latency_ns;
     }
-    shares[i.group].push_back(share);
+    const double bandwidth_seconds = seconds - latency_ns / 1e9;
+    if (bandwidth_seconds < kMinBandwidthShare * seconds) continue;
+    shares[i.group].push_back(line_seconds / bandwidth_seconds);
+    latencies[i.group].push_back(latency_ns);
     busbws[i.group].push_back(busbw);
     GroupLinks& g = out[i.group];
     g.line_rate = rate, g.links_text = links_text, g.devices = i.devices, g.hosts = hosts, g.op_type = i.op_type, ++g.instances;
+    g.switched = member.switched;
   }
-  for (auto& [group, g] : out) g.achieved_share = nearest_rank(shares[group], 0.5), g.busbw = nearest_rank(busbws[group], 0.5);
+  for (auto& [group, g] : out) {
+    g.achieved_share = nearest_rank(shares[group], 0.5), g.busbw = nearest_rank(busbws[group], 0.5);
+    g.latency_ns = nearest_rank(latencies[group], 0.5);
+  }
   return out;
 }
 
@@ -197,7 +246,8 @@ double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& s
   for (const CollectiveRecord& c : d.collectives) {
     auto g = slow.find(c.group);
     if (g == slow.end() || c.bytes < kLargeBytes) continue;
-    double excess = static_cast<double>(c.end - c.start) * std::max(0.0, 1 - g->second.achieved_share / kHealthyShare);
+    double bandwidth_ns = std::max(0.0, static_cast<double>(c.end - c.start) - g->second.latency_ns);
+    double excess = bandwidth_ns * std::max(0.0, 1 - g->second.achieved_share / kHealthyShare);
     by_device[c.device].emplace_back(&c, excess);
   }
   std::map<int, int> steps;
@@ -235,6 +285,9 @@ std::string suspect(const std::map<int64_t, GroupLinks>& slow) {
       return "a RoCE port of hosts " + hosts + " (or the switch between them)";
     }
   }
+  for (const auto& [group, g] : slow) {  // every transfer crosses two ports: the slow one is among theirs
+    if (g.switched) return "the switch port of one of devices " + device_list(g.devices) + " (a ring runs at its slowest port)";
+  }
   std::map<int, int> seen;
   bool pair_only = true;
   for (const auto& [group, g] : slow) {
@@ -271,7 +324,8 @@ void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out,
     std::string name = d.str(group);
     list += (list.empty() ? "" : "; ") + name + " (devices " + device_list(g.devices) + ") moves its " +
             d.str(g.op_type) + " at " + fmt("%.1f GB/s", g.busbw / 1e9) + " busbw, " + pct(g.achieved_share) +
-            " of what its links' line rate allows (" + g.links_text + ")";
+            " of what its links' line rate allows (" + g.links_text +
+            (g.latency_ns > 0 ? fmt("; %.1f us of link latency per call set aside", g.latency_ns / 1e3) : "") + ")";
     f.numbers.push_back({name + " busbw_GBps", g.busbw / 1e9});
     f.numbers.push_back({name + " percent_of_line_rate", 100 * g.achieved_share});
   }

@@ -75,6 +75,7 @@ struct LinkRecord {  // EMU_LINK: one direction of a node link
   int device_a = -1, device_b = -1;  // -1: the host side
   std::string kind;                  // "HCCS", "PCIE", "SYS"
   double peak_bytes_per_s = 0;       // line rate
+  double latency_ns = 0;             // one transfer's fixed cost (0 in profiles from before 2026-11-27)
 };
 
 struct LaunchRecord {  // CANN_API

@@ -45,6 +45,11 @@ double input_bytes(const std::string& shapes, const std::string& dtypes);
 // nccl-tests' algbw data size factor (x bytes per rank) and busbw factor for a collective type.
 double algbw_size_factor(const std::string& op_type, int ranks);
 double busbw_factor(const std::string& op_type, int ranks);
+// The link latencies a collective pays one after another (the alpha terms of its alpha-beta
+// time) on `algorithm` ("RING", else a mesh): ring AllReduce 2(n-1), ring ReduceScatter and
+// AllGather n-1, ring Broadcast n; mesh AllReduce 2 (reduce-scatter, then all-gather); every other
+// mesh collective and AlltoAll (every pair at once) 1.
+double latency_hops(const std::string& op_type, const std::string& algorithm, int ranks);
 // HCCL's AllReduce across `hosts` hosts of `ranks` members (L = ranks / hosts per host): the bytes
 // each rank sends, as fractions of the op's bytes, within its host (reduce-scatter + all-gather,
 // 2(L-1)/L) and across hosts (an allreduce of its 1/L share on the ring of the hosts, 2(H-1)/H/L).

@@ -83,12 +83,16 @@ constexpr RuleDef kRules[] = {
      "dynamic-shape kernels instead of compiling each shape (torch_npu: "
      "torch.npu.set_compile_mode(jit_compile=False))"},
     {"slow_link", "COMMUNICATION_OP per communicator (the last rank to arrive's duration) against EMU_LINK line rates",
-     "a communicator's collectives of >= 1 MiB per rank take < 40% of their time at line rate (busbw over its links' "
-     "rate; mesh counts n-1 links per rank; members in two HCCS groups of a host (the first-generation 910's two "
+     "a communicator's collectives of >= 1 MiB per rank take < 40% of their time at line rate, once the link latencies "
+     "their algorithm pays in turn are set aside (EMU_LINK latencyNs; ring AllReduce 2(n-1) of them, mesh 2; a "
+     "collective spending over half its time in latency is not judged) (busbw over its links' "
+     "rate; mesh counts n-1 links per rank; a switched node (each device's port into the switch, as the A100's "
+     "NVSwitch) against its slowest port; members in two HCCS groups of a host (the first-generation 910's two "
      "4-NPU meshes) against the slower of HCCS and the host link between the groups; an AllReduce across hosts against HCCL's hierarchical one over HCCS "
      "within each host and RoCE ports between them); healthy links reach about 80%",
      "per step, on the device that loses most: how much less of the slow communicators' time would have no compute "
-     "beside it if each took only as long as at 80% of line rate (replayed in order: a queued collective moves up)",
+     "beside it if each took only its latencies and its bytes at 80% of line rate (replayed in order: a queued "
+     "collective moves up)",
      Severity::kWarning,
      "check the named links: npu-smi info -t topo and the link counters, npu-smi diag's bandwidth test, "
      "reseat or replace the part; route the communicator over other links meanwhile"},

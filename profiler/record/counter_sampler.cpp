@@ -43,7 +43,7 @@ Status CounterSampler::describe(const tf::Snapshot& s) {
     auto kind = w_.intern(link.kind);
     if (!kind.ok()) return kind.status();
     NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kEmuLink, {int64_t{l}, int64_t{link.device_a}, int64_t{link.device_b},
-                                                       *kind, link.peak_bytes_per_s}));
+                                                       *kind, link.peak_bytes_per_s, link.latency_ns}));
   }
   prev_hbm_bytes_.assign(static_cast<std::size_t>(s.device_count()), kNaN);
   prev_link_bytes_.assign(static_cast<std::size_t>(s.link_count()), kNaN);

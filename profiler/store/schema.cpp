@@ -62,7 +62,7 @@ constexpr ColumnDef kEmuEventType[] = {PK("id"), T("name"), T("payload")};
 constexpr ColumnDef kEmuStep[] = {I("jobId"), S("jobName"), I("deviceId"), I("stepId"),
                                   I("startNs"), I("endNs"), I("globalPid")};
 constexpr ColumnDef kEmuCounter[] = {I("timestampNs"), I("deviceId"), I("linkId"), I("fieldId"), S("name"), R("value")};
-constexpr ColumnDef kEmuLink[] = {PK("linkId"), I("deviceA"), I("deviceB"), S("kind"), N("peakBytesPerS")};
+constexpr ColumnDef kEmuLink[] = {PK("linkId"), I("deviceA"), I("deviceB"), S("kind"), N("peakBytesPerS"), N("latencyNs")};
 
 using O = TableOrigin;
 constexpr TableDef kTables[] = {

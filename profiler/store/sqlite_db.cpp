@@ -167,6 +167,16 @@ Result<bool> Db::has_table(std::string_view name) {
   return found;
 }
 
+Result<bool> Db::has_column(std::string_view table, std::string_view column) {
+  auto q = prepare("SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
+  if (!q.ok()) return q.status();
+  q->bind(1, table);
+  q->bind(2, column);
+  bool found = q->next();
+  if (!found && !q->status().ok()) return q->status();
+  return found;
+}
+
 Transaction::Transaction(Db& db) : db_(db) {
   begun_ = db_.exec("BEGIN");
   open_ = begun_.ok();

@@ -77,6 +77,8 @@ class Db {
   Result<int64_t> query_i64(std::string_view sql);
   // True when a table (or view) named `name` exists.
   Result<bool> has_table(std::string_view name);
+  // Whether `table` has `column` (a profile written before the column was added has not).
+  Result<bool> has_column(std::string_view table, std::string_view column);
 
   const std::string& path() const { return path_; }
   sqlite3* handle() const { return db_; }
