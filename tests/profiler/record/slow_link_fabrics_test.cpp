@@ -17,8 +17,10 @@ namespace npukit::testing {
 namespace {
 
 // The findings of resnet50-train (dp8) recorded on a fresh node of `spec`, after `fault` (if any)
-// was injected on device 1.
-std::string findings_after(const std::string& spec, const std::string& tag, const std::string& fault) {
+// was injected on device 1. `before_latency`: the profile is then made one from before
+// EMU_LINK.latencyNs existed (the column dropped from every rank's database).
+std::string findings_after(const std::string& spec, const std::string& tag, const std::string& fault,
+                           bool before_latency = false) {
   ScopedNode node(tag, "--spec " + spec + " --seed 7");
   TempDir dir(tag);
   if (!fault.empty()) {
@@ -37,7 +39,14 @@ std::string findings_after(const std::string& spec, const std::string& tag, cons
                      "SELECT DISTINCT l.latencyNs FROM EMU_LINK l JOIN STRING_IDS s ON s.id = l.kind WHERE s.value = 'hccs'").output,
               "1500\n");
   }
-  return run_command(prof() + " report " + dir.str() + " --section findings").output;
+  if (before_latency) {
+    for (const std::string& db : find_dbs(dir.str())) {
+      EXPECT_EQ(sqlite(db, "ALTER TABLE EMU_LINK DROP COLUMN latencyNs").exit_code, 0) << db;
+    }
+  }
+  auto report = run_command(prof() + " report " + dir.str() + " --section findings");
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  return report.output;
 }
 
 TEST(TwoMeshes, AHealthyNodeHasNoSlowLink) {
@@ -63,6 +72,14 @@ TEST(Switched, ADegradedPortIsASlowLink) {
   EXPECT_NE(report.find("300 GB/s per port into the switch; 42.0 us of link latency per call set aside"), std::string::npos)
       << report;
   EXPECT_NE(report.find("the switch port of one of devices 0, 1, 2, 3, 4, 5, 6, 7"), std::string::npos) << report;
+}
+
+// An older profile has no link latencies: it loads, and its links are judged at line rate alone
+// (as before): the degraded port is still found.
+TEST(Switched, AProfileWithoutLinkLatenciesIsJudgedOnRateAlone) {
+  std::string report = findings_after("8xA100", "switch-old", "link-degraded", true);
+  EXPECT_NE(report.find("- [slow_link] ("), std::string::npos) << report;
+  EXPECT_NE(report.find("(300 GB/s per port into the switch)"), std::string::npos) << report;
 }
 
 }  // namespace
