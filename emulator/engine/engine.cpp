@@ -116,8 +116,9 @@ void Engine::enqueue(Task&& task) {
     TaskRecord r = record_of(streams_[s], task, task.ready_at, task.ready_at);
     for (TaskObserver* o : observers_) o->on_task_enqueued(r);
   }
-  streams_[s].queue.push_back(std::move(task));
-  advance(s);
+  Stream& st = streams_[s];
+  st.queue.push_back(std::move(task));
+  if (!st.running && !st.waiting) advance(s);  // else its queue moves when the head ends or starts
 }
 
 uint64_t Engine::enqueue_record(uint32_t stream, uint32_t event, Nanos ready_at) {

@@ -27,10 +27,16 @@ void Scheduler::EventHeap::pop() {
   for (;;) {
     std::size_t first = hole * 4 + 1;
     if (first >= n) break;
-    std::size_t best = first;
-    std::size_t end = std::min(first + 4, n);
-    for (std::size_t c = first + 1; c < end; ++c) {
-      if (before(events_[c], events_[best])) best = c;
+    std::size_t best;
+    if (first + 4 <= n) {  // all four children (the common case): a tournament, no loop
+      std::size_t a = before(events_[first + 1], events_[first]) ? first + 1 : first;
+      std::size_t b = before(events_[first + 3], events_[first + 2]) ? first + 3 : first + 2;
+      best = before(events_[b], events_[a]) ? b : a;
+    } else {
+      best = first;
+      for (std::size_t c = first + 1; c < n; ++c) {
+        if (before(events_[c], events_[best])) best = c;
+      }
     }
     if (!before(events_[best], last)) break;
     events_[hole] = events_[best];

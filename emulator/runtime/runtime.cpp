@@ -28,15 +28,8 @@ EventId Context::create_event() {
   return e;
 }
 
-Status Context::check_stream(StreamId stream) const {
-  if (std::find(streams_.begin(), streams_.end(), stream) != streams_.end()) return Status::Ok();
-  return InvalidArgument("invalid stream " + std::to_string(stream) + " for process " +
-                         std::to_string(pid_) + " on device " + std::to_string(device_));
-}
-
-Status Context::check_event(EventId event) const {
-  if (std::find(events_.begin(), events_.end(), event) != events_.end()) return Status::Ok();
-  return InvalidArgument("invalid event " + std::to_string(event) + " for process " +
+Status Context::not_mine(const char* what, uint32_t id) const {
+  return InvalidArgument(std::string("invalid ") + what + " " + std::to_string(id) + " for process " +
                          std::to_string(pid_) + " on device " + std::to_string(device_));
 }
 

@@ -8,6 +8,7 @@
 // next synchronize of that stream. Owned by its Node; not thread-safe.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -143,8 +144,16 @@ class Context {
   friend class Node;
   Context(Node& node, int device, uint32_t pid, std::string name, AllocatorPolicy policy);
 
-  Status check_stream(StreamId stream) const;
-  Status check_event(EventId event) const;
+  // Ok when the stream (event) is this context's. Inline: every launch checks its stream.
+  Status check_stream(StreamId stream) const {
+    if (std::find(streams_.begin(), streams_.end(), stream) != streams_.end()) return Status::Ok();
+    return not_mine("stream", stream);
+  }
+  Status check_event(EventId event) const {
+    if (std::find(events_.begin(), events_.end(), event) != events_.end()) return Status::Ok();
+    return not_mine("event", event);
+  }
+  Status not_mine(const char* what, uint32_t id) const;  // the error of the checks above
   Status check_range(DevPtr ptr, uint64_t bytes, const char* what) const;
   Status enqueue_copy(StreamId stream, CopyKind kind, uint64_t bytes, uint32_t payload);
   // Stamps `t` with its host call ([host_start, ready_at)) and takes that host time.
