@@ -244,17 +244,21 @@ Result<std::pair<int, int>> parse_link_ends(std::string_view text) {
   std::string_view second = ok ? text.substr(dash + 1) : std::string_view();
   if (ok && second == "host") return std::pair{a, -1};
   if (ok && second == "roce") return std::pair{a, kRocePort};
+  if (ok && second == "switch") return std::pair{a, kSwitchPort};
   if (ok && number(second, b)) return std::pair{a, b};
   return InvalidArgument("invalid link '" + std::string(text) +
-                         "': expected A-B (two device ids, e.g. 2-3), A-host or A-roce (A's RoCE port)");
+                         "': expected A-B (two device ids, e.g. 2-3), A-host, A-roce (A's RoCE port) or A-switch "
+                         "(A's port into the node's switch)");
 }
 
 std::string link_ends_name(int a, int b) {
-  return std::to_string(a) + "-" + (b == kRocePort ? "roce" : b < 0 ? "host" : std::to_string(b));
+  const char* far = b == kRocePort ? "roce" : b == kSwitchPort ? "switch" : "host";
+  return std::to_string(a) + "-" + (b < 0 ? std::string(far) : std::to_string(b));
 }
 
 std::string link_ends_name(int a, int b, std::string_view kind) {
-  return link_ends_name(a, kind == "roce" && b < 0 ? kRocePort : b);
+  if (b >= 0) return link_ends_name(a, b);
+  return link_ends_name(a, kind == "roce" ? kRocePort : kind == "hccs" ? kSwitchPort : b);
 }
 
 }  // namespace npukit::telemetry

@@ -108,9 +108,13 @@ namespace npukit::telemetry {
 // A link's far end when it is the device's RoCE port into the cluster's switch ("3-roce"); -1 is
 // the host (a PCIe link), and -2 means "no link" in fault timelines (program.hpp FaultEntry).
 inline constexpr int kRocePort = -3;
+// A link's far end when it is the device's HCCS port into the node's switch ("3-switch": a
+// switched node such as 8xA100, whose devices meet in an NVSwitch-like switch).
+inline constexpr int kSwitchPort = -4;
 Result<std::pair<int, int>> parse_link_ends(std::string_view text);
-std::string link_ends_name(int a, int b);  // "2-3", "2-host", "2-roce"
-// The same for a bus link of `kind`: a "roce" link's far end (-1 on the bus) is its port, "2-roce".
+std::string link_ends_name(int a, int b);  // "2-3", "2-host", "2-roce", "2-switch"
+// The same for a bus link of `kind`: a "roce" link's far end (-1 on the bus) is its port, "2-roce";
+// an "hccs" link's far end -1 is the node's switch, "2-switch".
 std::string link_ends_name(int a, int b, std::string_view kind);
 
 }  // namespace npukit::telemetry

@@ -232,8 +232,9 @@ void parse_faults(const json& j, Program& p, Status& err) {
     }
     if (err.ok() && f.action == "inject" && f.fault.empty()) fr.fail("fault", "missing");
     if (err.ok() && f.action == "power-limit" && !(f.watts > 0)) fr.fail("watts", "expected a power limit > 0 W");
-    if (err.ok() && f.peer < -2 && f.peer != kRocePort) {
-      fr.fail("peer", "expected a device id, -1 (the host) or " + std::to_string(kRocePort) + " (its RoCE port)");
+    if (err.ok() && f.peer < -2 && f.peer != kRocePort && f.peer != kSwitchPort) {
+      fr.fail("peer", "expected a device id, -1 (the host), " + std::to_string(kRocePort) + " (its RoCE port) or " +
+                          std::to_string(kSwitchPort) + " (its port into the node's switch)");
     }
     fr.only({"at_ns", "device", "peer", "action", "fault", "watts"});
     p.faults.push_back(std::move(f));

@@ -86,7 +86,7 @@ struct ProgramFault {
   int64_t at_ns = 0;
   int device = 0;
   int peer = -2;                  // else the fault is on the link device-peer (-1: the host, -3: its
-                                  // RoCE port, kRocePort in incidents.hpp)
+                                  // RoCE port, -4: its port into the node's switch; incidents.hpp)
   std::string action = "inject";  // inject, clear, reset, power-limit
   std::string fault;              // for inject
   double watts = 0;               // for power-limit

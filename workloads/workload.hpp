@@ -38,7 +38,8 @@ struct FaultAt {
   double at_ms = 0;
   int device = 0;
   int peer = -2;                  // "link": "A-B" sets device A, peer B (-1: A's host link, "A-roce":
-                                  // its RoCE port, telemetry::kRocePort)
+                                  // its RoCE port, telemetry::kRocePort; "A-switch": its port into
+                                  // the node's switch, telemetry::kSwitchPort)
   std::string action = "inject";  // inject, clear, reset, power-limit
   std::string fault;
   double watts = 0;               // power-limit

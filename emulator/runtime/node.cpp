@@ -92,9 +92,11 @@ std::pair<int, int> ends_of(int a, int b) {
   return {a, b};
 }
 
-// A link's ends as faults name them: a RoCE port's far end is telemetry::kRocePort, not the host.
+// A link's ends as faults name them: a RoCE port's far end is telemetry::kRocePort and an HCCS
+// port's into the node's switch telemetry::kSwitchPort, not the host.
 std::pair<int, int> ends_of(const Link& l) {
   if (l.kind == LinkKind::kRoce) return {l.src >= 0 ? l.src : l.dst, telemetry::kRocePort};
+  if (l.kind == LinkKind::kHccs && (l.src < 0 || l.dst < 0)) return {l.src >= 0 ? l.src : l.dst, telemetry::kSwitchPort};
   return ends_of(l.src, l.dst);
 }
 
@@ -193,7 +195,9 @@ Status Node::check_link(int a, int b) const {
   for (const Link& l : fabric_->links()) {
     if (ends_of(l) == ends_of(a, b)) return Status::Ok();
   }
-  std::string other = b == telemetry::kRocePort ? "its RoCE port" : b < 0 ? "the host" : "device " + std::to_string(b);
+  std::string other = b == telemetry::kRocePort ? "its RoCE port"
+                      : b == telemetry::kSwitchPort ? "its port into the node's switch"
+                      : b < 0 ? "the host" : "device " + std::to_string(b);
   return InvalidArgument("no direct link between device " + std::to_string(a) + " and " + other +
                          " on this node (npu-smi info -t topo shows the links)");
 }

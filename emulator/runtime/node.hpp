@@ -46,7 +46,8 @@ struct NodeOptions {
 struct ActiveFault {
   int device = 0;
   int peer = -1;       // a link fault: the link's other end (-1: the host, telemetry::kRocePort:
-                       // its RoCE port); device < peer when both are devices
+                       // its RoCE port, telemetry::kSwitchPort: its port into the node's switch);
+                       // device < peer when both are devices
   bool link = false;   // on the link device-peer rather than on the device
   FaultKind kind = FaultKind::kOverTemperature;
   std::string source;  // "control" (npu-emud inject, npu-smi) or the job whose timeline injected it
@@ -66,7 +67,7 @@ struct FaultEvent {
   double watts = 0;                               // for kPowerLimit
   std::string source = "control";                 // who scheduled it (end_faults_of() ends its faults)
   int peer = -2;  // else the fault acts on the link device-peer (-1: device's host link,
-                  // telemetry::kRocePort: its RoCE port)
+                  // telemetry::kRocePort: its RoCE port, telemetry::kSwitchPort: its switch port)
 };
 
 class Node {

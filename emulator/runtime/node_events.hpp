@@ -68,7 +68,8 @@ struct ClockRecord {
 // inject_link_fault). A host fault reports each device of its host.
 struct FaultRecord {
   int device = 0;
-  int peer = -2;  // a link fault: its other end (-1 the host, telemetry::kRocePort the RoCE port)
+  int peer = -2;  // a link fault: its other end (-1 the host, telemetry::kRocePort the RoCE port,
+                  // telemetry::kSwitchPort the port into the node's switch)
   FaultKind kind = FaultKind::kOverTemperature;
   Nanos at = 0;
 };

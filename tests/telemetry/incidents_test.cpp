@@ -104,6 +104,13 @@ TEST(LinkIncidents, ConditionFromTheBusFields) {
   EXPECT_FALSE(parse_link_ends("2_3").ok());
   EXPECT_FALSE(parse_link_ends("-3").ok());
   EXPECT_EQ(link_ends_name(4, -1), "4-host");
+  // A switched node's HCCS port is the switch's, not the host's (its PCIe link is the host's).
+  EXPECT_EQ(*parse_link_ends("4-switch"), (std::pair{4, kSwitchPort}));
+  EXPECT_EQ(link_ends_name(4, kSwitchPort), "4-switch");
+  EXPECT_EQ(link_ends_name(4, -1, "hccs"), "4-switch");
+  EXPECT_EQ(link_ends_name(4, -1, "pcie"), "4-host");
+  EXPECT_EQ(link_ends_name(4, -1, "roce"), "4-roce");
+  EXPECT_EQ(link_ends_name(4, 5, "hccs"), "4-5");
 }
 
 }  // namespace

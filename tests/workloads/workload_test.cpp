@@ -101,8 +101,8 @@ TEST(Workload, FaultEntriesNameADeviceOrALink) {
   EXPECT_EQ(back->faults[1].peer, -2);
   doc["faults"][0]["link"] = "2_3";
   EXPECT_EQ(parse_workload(doc, "t.json").status().message(),
-            "workload error: t.json: faults[0].link: invalid link '2_3': expected A-B (two device ids, e.g. 2-3), A-host or "
-            "A-roce (A's RoCE port)");
+            "workload error: t.json: faults[0].link: invalid link '2_3': expected A-B (two device ids, e.g. 2-3), A-host, "
+            "A-roce (A's RoCE port) or A-switch (A's port into the node's switch)");
   // A RoCE port is a link too, never mistaken for "no link" (-2, a device fault), and round-trips.
   doc["faults"][0]["link"] = "2-roce";
   auto roce = parse_workload(doc, "t.json");

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include "telemetry/incidents.hpp"
+#include "tests/emulator/test_util.hpp"
+
 namespace npukit::emu {
 namespace {
 
@@ -34,6 +37,33 @@ TEST(Fabric, TheSwitchIsAKnownTopologyKind) {
   ASSERT_TRUE(spec.ok());
   Fabric mesh(*spec);
   EXPECT_EQ(mesh.path(0, 5).size(), 1u) << "a full mesh: the pair's own link";
+}
+
+// Device 1 has two links with no device at the far end: its PCIe link to the host ("1-host") and
+// its HCCS port into the switch ("1-switch"). A link fault names one of them and touches only it
+// (both used to be "1-host", so a fault on either took both).
+TEST(Fabric, ASwitchPortAndAHostLinkAreDifferentLinks) {
+  auto node = testing::make_node({.spec = "8xA100", .jitter = 0});
+  auto share = [&](LinkKind kind) {
+    double s = 1;
+    for (const Link& l : node->fabric().links()) {
+      if (l.kind == kind && (l.src == 1 || l.dst == 1) && (l.src < 0 || l.dst < 0)) s = std::min(s, l.rate_share);
+    }
+    return s;
+  };
+  ASSERT_TRUE(node->inject_link_fault(1, telemetry::kSwitchPort, FaultKind::kLinkDegraded).ok());
+  EXPECT_EQ(share(LinkKind::kHccs), 0.25);
+  EXPECT_EQ(share(LinkKind::kPcie), 1.0) << "the switch port's fault left the PCIe link alone";
+  ASSERT_TRUE(node->clear_link_faults(1, telemetry::kSwitchPort).ok());
+  EXPECT_EQ(share(LinkKind::kHccs), 1.0);
+  ASSERT_TRUE(node->inject_link_fault(1, -1, FaultKind::kLinkDegraded).ok());
+  EXPECT_EQ(share(LinkKind::kPcie), 0.25);
+  EXPECT_EQ(share(LinkKind::kHccs), 1.0) << "the host link's fault left the switch port alone";
+  auto mesh = testing::make_node({.spec = "8x910B2", .jitter = 0});
+  auto none = mesh->inject_link_fault(1, telemetry::kSwitchPort, FaultKind::kLinkDegraded);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.message().find("no direct link between device 1 and its port into the node's switch"), std::string::npos)
+      << none.message();
 }
 
 }  // namespace
