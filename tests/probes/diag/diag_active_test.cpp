@@ -74,16 +74,18 @@ struct FakeDaemon {
   }
 };
 
-// `n` 910B2-like chips in a full HCCS mesh (both directions of every pair published).
-std::shared_ptr<tf::InProcessBus> mesh(const std::string& node, int n) {
+// `n` 910B2-like chips in a full HCCS mesh (both directions of every pair published), or when
+// `switched` each with its port into a switch (up and down: two HCCS links to -1, as 8xA100's).
+std::shared_ptr<tf::InProcessBus> mesh(const std::string& node, int n, bool switched = false) {
   tf::WriterOptions o;
   o.node = node;
   o.node_info.node_spec = std::to_string(n) + "x910B2";
   for (int d = 0; d < n; ++d) o.devices.push_back(testing::chip_info(d));
   for (int a = 0; a < n; ++a) {
-    for (int b = 0; b < n; ++b) {
+    for (int b = 0; b < n && !switched; ++b) {
       if (a != b) o.links.push_back({a, b, "hccs", kLink});
     }
+    if (switched) o.links.insert(o.links.end(), 2, {a, -1, "hccs", kLink});
   }
   auto bus = tf::InProcessBus::create(o);
   EXPECT_TRUE(bus.ok());
@@ -101,9 +103,9 @@ struct DiagRun {
 };
 
 DiagRun run_level(int level, FakeDaemon& fake, int chips = 4, std::vector<int> devices = {},
-                  std::vector<tf::ProcessInfo> processes = {}) {
+                  std::vector<tf::ProcessInfo> processes = {}, bool switched = false) {
   static int serial = 0;
-  auto bus = mesh("diag-active-" + std::to_string(serial++), chips);
+  auto bus = mesh("diag-active-" + std::to_string(serial++), chips, switched);
   EXPECT_TRUE(bus->writer().set_processes(processes).ok());
   bus->set_control_handler([&fake](const tf::Request& r) { return fake.handle(r); });
   auto client = bus->client();
@@ -187,6 +189,32 @@ TEST(DiagActive, HccsPairsEveryLinkOnceInRoundsOfDisjointPairs) {
     EXPECT_EQ(p["ranks"][1]["step"][0]["kind"], "Recv");
   }
   EXPECT_EQ(pairs, (std::set<std::pair<int, int>>{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}));
+}
+
+// On a switched node the chips have no links to each other: each chip's port is tested by
+// transfers to its neighbours through the switch, and a port is cleared by a pair that passes
+// (the test used to say "no HCCS links in this topology" and pass a port at a quarter of its rate).
+TEST(DiagActive, ASwitchedNodeTestsEachChipsPortThroughItsNeighbours) {
+  FakeDaemon fake;
+  fake.speed = {{3, 0.25}};
+  DiagRun run = run_level(2, fake, 4, {}, {}, true);
+  std::set<std::pair<int, int>> pairs;
+  for (const json& p : run.submitted) {
+    if (p["name"].get<std::string>().rfind("diag-hccs-", 0) == 0) {
+      pairs.insert({p["ranks"][0]["device"].get<int>(), p["ranks"][1]["device"].get<int>()});
+    }
+  }
+  EXPECT_EQ(pairs, (std::set<std::pair<int, int>>{{0, 1}, {1, 2}, {2, 3}, {0, 3}}));
+  const DiagTestResult& hccs = test_named(run.report, "HCCS Bandwidth");
+  EXPECT_EQ(hccs.verdict, Verdict::kFail);
+  ASSERT_EQ(hccs.devices.size(), 4u);
+  EXPECT_EQ(hccs.devices[3].verdict, Verdict::kFail);
+  ASSERT_EQ(hccs.devices[3].reasons.size(), 2u);
+  EXPECT_EQ(hccs.devices[3].reasons[0], "HCCS 2<->3 via the switch: 10.0 GB/s, expected 40.0 GB/s (25%), below 75%")
+      << hccs.devices[3].reasons[0];
+  for (int d : {0, 1, 2}) EXPECT_EQ(hccs.devices[d].verdict, Verdict::kPass) << d;
+  EXPECT_EQ(hccs.devices[0].measured,
+            "its port into the switch, in 2 pair(s); slowest HCCS 0<->1 via the switch 40.0 GB/s, expected 40.0 GB/s (100%)");
 }
 
 TEST(DiagActive, OneSelectedChipTestsOnlyItsLinks) {
