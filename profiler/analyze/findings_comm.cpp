@@ -45,6 +45,7 @@ struct GroupLinks {
   std::set<std::string> hosts;  // more than one: a group across hosts
   int64_t op_type = 0;
   bool switched = false;        // its members meet in a switch (each through its own port)
+  bool through_host = false;    // its members reach each other over PCIe through the host
 };
 
 std::map<int64_t, Instance> instances(const ProfileData& d) {
@@ -75,13 +76,15 @@ struct MemberRate {
   double between = 0;     // members in more than one HCCS group: the path between the groups
   double latency_ns = 0;  // one transfer's fixed cost between two members (the slowest path)
   bool switched = false;  // the members reach each other through their ports into a switch
+  bool through_host = false;  // ... or, with no link between them, over PCIe through the host
 };
 
 // Their HCCS links (between two members, or each member's port into the node's switch: an HCCS
 // link to -1, as the A100's NVSwitch) and, where HCCS does not join a host's members (the
 // first-generation 910's two 4-NPU meshes), the path between the groups: the host's link between
 // them (EMU_RUN.inter_group_bytes_per_s), else the devices' PCIe. Without HCCS among them, the
-// slowest other link between two members.
+// slowest other link between two members, else (a PCIe-only node such as 4x310P3) their PCIe
+// links: a transfer goes up one member's and down another's, through the host.
 MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices) {
   constexpr int kSwitch = -1;
   double hccs = 0, other = 0, pcie = 0;
@@ -115,7 +118,12 @@ MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices) 
     hccs_latency = std::max(hccs_latency, l.latency_ns);
     group[root(l.device_a)] = root(l.device_b);
   }
-  if (hccs == 0) return {other, 0, 0, other_latency, false};
+  if (hccs == 0 && other > 0) return {other, 0, 0, other_latency, false, false};
+  const double inter_group = std::atof(d.run_value("inter_group_bytes_per_s", "0").c_str());
+  if (hccs == 0) {  // up one member's PCIe, (between a 910's meshes, the host link,) down another's
+    double between = inter_group > 0 ? inter_group : 0;
+    return {between > 0 ? std::min(pcie, between) : pcie, 0, between, 2 * pcie_latency, false, pcie > 0};
+  }
   const bool switched = port_latency > 0 || root(*devices.begin()) == root(kSwitch);
   hccs_latency = std::max(hccs_latency, 2 * port_latency);  // through the switch: up one port, down another
   std::set<std::pair<std::string, int>> groups;  // (host, group): hosts are apart anyway (RoCE)
@@ -126,8 +134,7 @@ MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices) 
   }
   double between = 0;
   if (groups.size() > hosts.size()) {  // some host's members are in more than one group
-    between = std::atof(d.run_value("inter_group_bytes_per_s", "0").c_str());
-    if (between <= 0) between = pcie;
+    between = inter_group > 0 ? inter_group : pcie;
   }
   // Across the groups: up one device's PCIe, the host's link, down another's (its latency is not
   // on the bus: the PCIe legs' stand for it).
@@ -139,6 +146,8 @@ MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices) 
 // within each mesh, 16 GB/s between them".
 std::string rate_text(const MemberRate& r) {
   if (r.switched) return fmt("%.0f GB/s per port into the switch", r.rate / 1e9);
+  if (r.through_host && r.between > 0) return fmt("PCIe, %.0f GB/s between the meshes, through the host", r.between / 1e9);
+  if (r.through_host) return fmt("PCIe %.0f GB/s per device, through the host", r.rate / 1e9);
   if (r.between <= 0) return fmt("%.0f GB/s", r.rate / 1e9);
   return fmt("HCCS %.0f GB/s within each mesh, ", r.hccs / 1e9) + fmt("%.0f GB/s between the meshes", r.between / 1e9);
 }
@@ -219,7 +228,7 @@ std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<i
     busbws[i.group].push_back(busbw);
     GroupLinks& g = out[i.group];
     g.line_rate = rate, g.links_text = links_text, g.devices = i.devices, g.hosts = hosts, g.op_type = i.op_type, ++g.instances;
-    g.switched = member.switched;
+    g.switched = member.switched, g.through_host = member.through_host;
   }
   for (auto& [group, g] : out) {
     g.achieved_share = nearest_rank(shares[group], 0.5), g.busbw = nearest_rank(busbws[group], 0.5);
@@ -287,6 +296,7 @@ std::string suspect(const std::map<int64_t, GroupLinks>& slow) {
   }
   for (const auto& [group, g] : slow) {  // every transfer crosses two ports: the slow one is among theirs
     if (g.switched) return "the switch port of one of devices " + device_list(g.devices) + " (a ring runs at its slowest port)";
+    if (g.through_host) return "the PCIe link of one of devices " + device_list(g.devices) + " (their transfers go through the host)";
   }
   std::map<int, int> seen;
   bool pair_only = true;

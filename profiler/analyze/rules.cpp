@@ -87,7 +87,7 @@ constexpr RuleDef kRules[] = {
      "their algorithm pays in turn are set aside (EMU_LINK latencyNs; ring AllReduce 2(n-1) of them, mesh 2; a "
      "collective spending over half its time in latency is not judged) (busbw over its links' "
      "rate; mesh counts n-1 links per rank; a switched node (each device's port into the switch, as the A100's "
-     "NVSwitch) against its slowest port; members in two HCCS groups of a host (the first-generation 910's two "
+     "NVSwitch) against its slowest port; a PCIe-only node (4x310P3) against its members' PCIe links, through the host; members in two HCCS groups of a host (the first-generation 910's two "
      "4-NPU meshes) against the slower of HCCS and the host link between the groups; an AllReduce across hosts against HCCL's hierarchical one over HCCS "
      "within each host and RoCE ports between them); healthy links reach about 80%",
      "per step, on the device that loses most: how much less of the slow communicators' time would have no compute "
