@@ -186,12 +186,20 @@ void allocator_cost(const ProfileData& d, std::vector<Finding>& out, Measured& m
   if (p.count == 0) return;
   if (per_step < kAllocCostShare * step) return;
   double calls = static_cast<double>(p.count) / steps, host = static_cast<double>(p.host_ns) / steps;
+  // Fewer calls than steps (a caching allocator growing its pool): say how many, not "0 per step".
+  std::string how_many = calls >= 1 ? fmt("%.0f malloc/free calls per step take ", calls)
+                                    : std::to_string(p.count) + " malloc/free call(s) in " + std::to_string(p.steps) +
+                                          " steps take, per step, ";
+  auto allocator = d.job_settings.find("allocator");
+  const bool caching = allocator != d.job_settings.end() && allocator->second == "caching";
+  std::string why = caching ? "the caching allocator calls the runtime only to grow its pool (a new segment), "
+                              "and each such call pays the runtime's cost."
+                            : "each call pays the runtime's cost (a non-caching allocator), a caching allocator "
+                              "reuses freed blocks instead.";
   Finding f{"allocator_cost",
             "Device memory allocation costs " + ms(per_step) + " per step (" + pct(per_step / step) +
-                " of the step) on device " + std::to_string(worst->first) + ": " + fmt("%.0f", calls) +
-                " malloc/free calls per step take " + ms(host) + " of host time, " + ms(per_step) +
-                " of it with the device idle; each call pays the runtime's cost (a non-caching allocator), a "
-                "caching allocator reuses freed blocks instead.",
+                " of the step) on device " + std::to_string(worst->first) + ": " + how_many + ms(host) +
+                " of host time, " + ms(per_step) + " of it with the device idle; " + why,
             {{"cost_ms_per_step", per_step / 1e6},
              {"host_ms_per_step", host / 1e6},
              {"percent_of_step", 100 * per_step / step},

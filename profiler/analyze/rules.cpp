@@ -26,7 +26,8 @@ constexpr RuleDef kRules[] = {
      "the host time of device malloc/free calls per step on that device while the device sat idle",
      Severity::kWarning,
      "use a caching allocator (torch_npu's, or Paddle's FLAGS_allocator_strategy=auto_growth) "
-     "or preallocate the buffers"},
+     "or preallocate the buffers; with a caching allocator already, let it reserve its pool before the steps "
+     "(a warm-up step at the largest shapes)"},
     {"allocator_churn", "NPU_OP_MEM alloc rows per step", ">= 100 allocations per step across the node", "",
      Severity::kInfo, "reuse buffers across steps; a caching allocator makes each allocation cheap"},
     {"hbm_near_capacity", "NPU_MEM (HBM in use) against the device's HBM (EMU_COUNTER npu_hbm_total_bytes)",
