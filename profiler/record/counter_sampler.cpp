@@ -33,8 +33,10 @@ Status CounterSampler::describe(const tf::Snapshot& s) {
   for (int d = 0; d < s.device_count(); ++d) {
     if (!mine(d)) continue;
     const tf::DeviceInfo& info = s.device_info(d);
-    // NPU_INFO.name: the chip model, marked as emulated (reference section 7): "Ascend910B2-emu".
-    std::string name = "Ascend" + info.chip_name + "-emu";
+    // NPU_INFO.name: the chip model, marked as emulated (reference section 7): "Ascend910B2-emu";
+    // a what-if chip that is not an Ascend keeps its own name ("A100-emu").
+    const bool ascend = info.chip_type.rfind("Ascend", 0) == 0;
+    std::string name = (ascend ? "Ascend" : "") + info.chip_name + "-emu";
     NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kNpuInfo, {int64_t{d}, std::string_view(name)}));
   }
   for (int l = 0; l < s.link_count(); ++l) {

@@ -38,6 +38,8 @@ std::string findings_after(const std::string& spec, const std::string& tag, cons
     EXPECT_EQ(sqlite(find_dbs(dir.str()).front(),
                      "SELECT DISTINCT l.latencyNs FROM EMU_LINK l JOIN STRING_IDS s ON s.id = l.kind WHERE s.value = 'hccs'").output,
               "1500\n");
+    // Not an Ascend chip: NPU_INFO names it as itself (it read "AscendA100-emu").
+    EXPECT_EQ(sqlite(find_dbs(dir.str()).front(), "SELECT DISTINCT name FROM NPU_INFO").output, "A100-emu\n");
   }
   if (before_latency) {
     for (const std::string& db : find_dbs(dir.str())) {
