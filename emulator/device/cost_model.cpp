@@ -73,14 +73,14 @@ Nanos kernel_duration(const KernelTiming& t, double clock_ratio) {
   return t.overhead_ns + static_cast<Nanos>(std::max(compute, t.memory_ns));
 }
 
-Nanos copy_duration(const DeviceSpec& spec, CopyKind kind, uint64_t bytes) {
+Nanos copy_duration(const DeviceSpec& spec, CopyKind kind, uint64_t bytes, double pcie_share) {
   double b = static_cast<double>(bytes);
   if (kind == CopyKind::kDeviceToDevice) {
     return spec.runtime.kernel_launch_ns +
            static_cast<Nanos>(2 * b / (spec.hbm.bandwidth_bps * spec.efficiency.hbm) * 1e9);
   }
   return spec.pcie.latency_ns +
-         static_cast<Nanos>(b / (spec.pcie.bandwidth_bps * spec.efficiency.pcie) * 1e9);
+         static_cast<Nanos>(b / (spec.pcie.bandwidth_bps * spec.efficiency.pcie * pcie_share) * 1e9);
 }
 
 }  // namespace npukit::emu

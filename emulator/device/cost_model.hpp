@@ -38,6 +38,7 @@ KernelTiming time_kernel(const DeviceSpec& spec, Unit unit, DType dtype, const O
 Nanos kernel_duration(const KernelTiming& t, double clock_ratio);
 
 // H2D/D2H over PCIe (latency + bytes / effective bandwidth); D2D reads and writes HBM.
-Nanos copy_duration(const DeviceSpec& spec, CopyKind kind, uint64_t bytes);
+// `pcie_share`: of its line rate, what the device's PCIe link runs at (host copies only).
+Nanos copy_duration(const DeviceSpec& spec, CopyKind kind, uint64_t bytes, double pcie_share = 1);
 
 }  // namespace npukit::emu

@@ -126,6 +126,10 @@ class Device {
   bool acquire_cores(Unit unit, uint32_t n);
   void release_cores(Unit unit, uint32_t n);
   bool copy_engine_busy(CopyKind k) const { return copy_busy_[static_cast<int>(k)]; }
+  // The share of its line rate the device's PCIe link runs at (below 1 after a link-degraded
+  // fault retrained it): host copies run at it. Set by the node from its fabric.
+  double pcie_rate_share() const { return pcie_rate_share_; }
+  void set_pcie_rate_share(double share) { pcie_rate_share_ = share; }
   void set_copy_engine_busy(CopyKind k, bool busy) { copy_busy_[static_cast<int>(k)] = busy; }
 
   // Streams whose head task waits for cores or a copy engine, in arrival order.
@@ -145,6 +149,7 @@ class Device {
   int free_aicores_;
   int free_aicpus_;
   std::array<bool, 3> copy_busy_{};
+  double pcie_rate_share_ = 1;
   std::vector<uint32_t> waiting_;
   SplitMix64 rng_;
   DeviceSensors sensors_;

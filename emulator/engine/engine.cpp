@@ -274,7 +274,7 @@ Nanos Engine::start_duration(Stream& st, Device& dev, Task& head) {
     st.activity.cores = head.timing.cores;
     st.activity.hbm_bytes_per_ns = static_cast<double>(head.bytes) / static_cast<double>(duration);
   } else {
-    duration = dev.jittered(copy_duration(dev.spec(), head.copy, head.bytes), jitter_);
+    duration = dev.jittered(copy_duration(dev.spec(), head.copy, head.bytes, dev.pcie_rate_share()), jitter_);
     double rate = static_cast<double>(head.bytes) / static_cast<double>(duration);
     if (head.copy == CopyKind::kDeviceToDevice) st.activity.hbm_bytes_per_ns = 2 * rate;
     else st.activity.pcie_bytes_per_ns = rate;

@@ -117,6 +117,7 @@ void Node::refresh_links(int cause) {
     return d >= 0 && (devices_[d].health().*has)() && (l.kind == LinkKind::kHccs) == has_hccs[static_cast<std::size_t>(d)];
   };
   std::vector<telemetry::LinkState> states;
+  std::vector<double> pcie_share(devices_.size(), 1.0);  // host copies run at their PCIe link's rate
   for (const Link& l : fabric_->links()) {
     if (l.src < 0 && l.dst < 0) continue;  // the 8x910's shared inter-mesh link: not a device's
     bool down = device_fault(l.src, l, &DeviceHealth::links_down) || device_fault(l.dst, l, &DeviceHealth::links_down);
@@ -128,6 +129,11 @@ void Node::refresh_links(int cause) {
     }
     Link& link = fabric_->link(l.id);
     link.rate_share = degraded ? DeviceHealth::kDegradedLinkShare : 1.0;
+    for (int d : {l.src, l.dst}) {
+      if (d >= 0 && l.kind == LinkKind::kPcie) {
+        pcie_share[static_cast<std::size_t>(d)] = std::min(pcie_share[static_cast<std::size_t>(d)], link.rate_share);
+      }
+    }
     std::erase_if(link.down_events, [&](Nanos t) { return t + kFlapWindowNs < now(); });
     if (link.up == down) {
       link.up = !down;
@@ -138,6 +144,7 @@ void Node::refresh_links(int cause) {
     states.push_back({l.src, l.dst, link_bus_kind(l.kind),
                       telemetry::link_condition(link.up, link.rate_share * 100, link.down_events.size())});
   }
+  for (std::size_t d = 0; d < devices_.size(); ++d) devices_[d].set_pcie_rate_share(pcie_share[d]);
   std::vector<std::vector<Alarm>> alarms(devices_.size());
   for (const telemetry::LinkIncident& inc : telemetry::link_incidents(states, device_count())) {
     if (inc.device >= 0) alarms[static_cast<std::size_t>(inc.device)].push_back(alarm_of(*inc.kind));

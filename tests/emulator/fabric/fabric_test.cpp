@@ -66,5 +66,29 @@ TEST(Fabric, ASwitchPortAndAHostLinkAreDifferentLinks) {
       << none.message();
 }
 
+// A device's PCIe link at a quarter of its rate (a link-degraded fault on "1-host", or on a
+// PCIe-only node the device's own link-degraded fault) carries its host copies at that rate too:
+// they used to run at the spec's PCIe rate whatever the link, so npu-smi diag's PCIe test passed a
+// link that health reported at 25%.
+TEST(Fabric, ADegradedPcieLinkSlowsTheDevicesHostCopies) {
+  auto node = testing::make_node({.spec = "8x910B2", .jitter = 0});
+  Context& ctx = testing::make_context(*node, 1, 700);
+  StreamId stream = ctx.create_stream();
+  const uint64_t bytes = 256ull << 20;
+  auto h2d_ns = [&] {
+    Nanos start = node->now();
+    EXPECT_TRUE(ctx.memcpy_h2d(stream, 0, nullptr, bytes).ok());
+    node->run_until_idle();
+    return static_cast<double>(node->now() - start);
+  };
+  const double healthy = h2d_ns();
+  ASSERT_TRUE(node->inject_link_fault(1, -1, FaultKind::kLinkDegraded).ok());
+  EXPECT_NEAR(h2d_ns() / healthy, 4.0, 0.05);
+  ASSERT_TRUE(node->clear_link_faults(1, -1).ok());
+  EXPECT_NEAR(h2d_ns() / healthy, 1.0, 0.01);
+  ASSERT_TRUE(node->inject_fault(1, FaultKind::kLinkDegraded).ok());  // its HCCS links, not its PCIe
+  EXPECT_NEAR(h2d_ns() / healthy, 1.0, 0.01);
+}
+
 }  // namespace
 }  // namespace npukit::emu
