@@ -32,20 +32,28 @@ struct Instance {
   std::set<int> devices;
 };
 
+// The slowest line rate on the members' paths, and how to say it.
+struct MemberRate {
+  double rate = 0;        // bytes/s
+  double hccs = 0;        // within a group: the slowest HCCS link
+  double between = 0;     // members in more than one HCCS group: the path between the groups
+  double latency_ns = 0;  // one transfer's fixed cost between two members (the slowest path)
+  bool switched = false;  // the members reach each other through their ports into a switch
+  bool through_host = false;  // ... or, with no link between them, over PCIe through the host
+};
+
 struct GroupLinks {
   double achieved_share = 0;  // median over its large instances: the time its links' line rate
                               // allows over the time it took less its latencies (ring/mesh: busbw
                               // x duration / (duration - latencies) / (links x line rate))
   double latency_ns = 0;      // median: the latencies its collectives pay in turn (hops x alpha)
-  double line_rate = 0;       // bytes/s of its slowest link between members
+  MemberRate path;            // its members' slowest path: rate, latency, how they meet
   std::string links_text;     // "56 GB/s", or for a group across hosts "HCCS 56 GB/s within ... "
   double busbw = 0;           // median, bytes/s
   int instances = 0;
   std::set<int> devices;
   std::set<std::string> hosts;  // more than one: a group across hosts
   int64_t op_type = 0;
-  bool switched = false;        // its members meet in a switch (each through its own port)
-  bool through_host = false;    // its members reach each other over PCIe through the host
 };
 
 std::map<int64_t, Instance> instances(const ProfileData& d) {
@@ -68,16 +76,6 @@ std::string host_of(const ProfileData& d, int device) {
   auto it = d.device_hosts.find(device);
   return it == d.device_hosts.end() ? "" : it->second.host;
 }
-
-// The slowest line rate on the members' paths, and how to say it.
-struct MemberRate {
-  double rate = 0;        // bytes/s
-  double hccs = 0;        // within a group: the slowest HCCS link
-  double between = 0;     // members in more than one HCCS group: the path between the groups
-  double latency_ns = 0;  // one transfer's fixed cost between two members (the slowest path)
-  bool switched = false;  // the members reach each other through their ports into a switch
-  bool through_host = false;  // ... or, with no link between them, over PCIe through the host
-};
 
 // Their HCCS links (between two members, or each member's port into the node's switch: an HCCS
 // link to -1, as the A100's NVSwitch) and, where HCCS does not join a host's members (the
@@ -121,10 +119,10 @@ MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices) 
   if (hccs == 0 && other > 0) return {other, 0, 0, other_latency, false, false};
   const double inter_group = std::atof(d.run_value("inter_group_bytes_per_s", "0").c_str());
   if (hccs == 0) {  // up one member's PCIe, (between a 910's meshes, the host link,) down another's
-    double between = inter_group > 0 ? inter_group : 0;
+    double between = std::max(inter_group, 0.0);
     return {between > 0 ? std::min(pcie, between) : pcie, 0, between, 2 * pcie_latency, false, pcie > 0};
   }
-  const bool switched = port_latency > 0 || root(*devices.begin()) == root(kSwitch);
+  const bool switched = root(*devices.begin()) == root(kSwitch);
   hccs_latency = std::max(hccs_latency, 2 * port_latency);  // through the switch: up one port, down another
   std::set<std::pair<std::string, int>> groups;  // (host, group): hosts are apart anyway (RoCE)
   std::set<std::string> hosts;
@@ -227,8 +225,7 @@ std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<i
     latencies[i.group].push_back(latency_ns);
     busbws[i.group].push_back(busbw);
     GroupLinks& g = out[i.group];
-    g.line_rate = rate, g.links_text = links_text, g.devices = i.devices, g.hosts = hosts, g.op_type = i.op_type, ++g.instances;
-    g.switched = member.switched, g.through_host = member.through_host;
+    g.path = member, g.links_text = links_text, g.devices = i.devices, g.hosts = hosts, g.op_type = i.op_type, ++g.instances;
   }
   for (auto& [group, g] : out) {
     g.achieved_share = nearest_rank(shares[group], 0.5), g.busbw = nearest_rank(busbws[group], 0.5);
@@ -295,8 +292,8 @@ std::string suspect(const std::map<int64_t, GroupLinks>& slow) {
     }
   }
   for (const auto& [group, g] : slow) {  // every transfer crosses two ports: the slow one is among theirs
-    if (g.switched) return "the switch port of one of devices " + device_list(g.devices) + " (a ring runs at its slowest port)";
-    if (g.through_host) return "the PCIe link of one of devices " + device_list(g.devices) + " (their transfers go through the host)";
+    if (g.path.switched) return "the switch port of one of devices " + device_list(g.devices) + " (a ring runs at its slowest port)";
+    if (g.path.through_host) return "the PCIe link of one of devices " + device_list(g.devices) + " (their transfers go through the host)";
   }
   std::map<int, int> seen;
   bool pair_only = true;
