@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
@@ -204,9 +205,31 @@ void Segment::unlink_name() {
 
 bool Segment::name_refers_to_this() const { return fd_ >= 0 && same_object(fd_, name_); }
 
+namespace {
+
+// The state letter of /proc/<pid>/stat ('R', 'S', 'Z', ...), or 0 when it cannot be read. The
+// letter follows the last ')' (the command name may itself hold ')').
+char proc_state(int pid) {
+  char path[32];
+  std::snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buf[512];
+  ssize_t n = ::read(fd, buf, sizeof buf - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char* close_paren = std::strrchr(buf, ')');
+  return close_paren != nullptr && close_paren[1] == ' ' ? close_paren[2] : 0;
+}
+
+}  // namespace
+
 bool pid_alive(int pid) {
   if (pid <= 0) return false;
-  return ::kill(pid, 0) == 0 || errno == EPERM;
+  if (::kill(pid, 0) != 0 && errno != EPERM) return false;
+  char state = proc_state(pid);
+  return state != 'Z' && state != 'X';
 }
 
 uint64_t monotonic_ns() {

@@ -67,7 +67,9 @@ class Segment {
   std::string name_;
 };
 
-// kill(pid, 0) says the process exists (EPERM counts as alive: another user's process).
+// kill(pid, 0) says the process exists (EPERM counts as alive: another user's process) and
+// /proc/<pid>/stat does not say it is a zombie: a killed daemon stays a zombie until its parent
+// reaps it, which a container's init may do only seconds later.
 bool pid_alive(int pid);
 // CLOCK_MONOTONIC / CLOCK_REALTIME now, ns.
 uint64_t monotonic_ns();

@@ -1,9 +1,7 @@
 #include "emulator/daemon/daemon.hpp"
 
-#include <signal.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <fstream>
 
 #include "telemetry/incidents.hpp"
@@ -201,7 +199,7 @@ void Daemon::run() {
 void Daemon::cancel_orphaned_jobs() {
   for (auto& [id, job] : jobs_) {
     if (job.state != "running" || job.owner_pid <= 0 || !job.cancel_reason.empty()) continue;
-    if (::kill(job.owner_pid, 0) == 0 || errno != ESRCH) continue;
+    if (tf::pid_alive(job.owner_pid)) continue;  // a zombie counts as exited
     job.cancel_reason = "cancelled: its submitting process " + std::to_string(job.owner_pid) + " exited";
     job.runner->cancel();
   }

@@ -1,15 +1,14 @@
 #include "probes/diag/diagnostics.hpp"
 
-#include <signal.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <set>
 
 #include "probes/diag/diag_tests.hpp"
+#include "telemetry/segment.hpp"
 
 namespace npukit::probes {
 
@@ -27,7 +26,7 @@ namespace {
 
 // A process-table entry of a process that has exited (the table is refreshed at the node's
 // publish rate, so right after a job ends its owner may still be listed).
-bool gone(const tf::ProcessInfo& p) { return p.pid > 0 && ::kill(p.pid, 0) != 0 && errno == ESRCH; }
+bool gone(const tf::ProcessInfo& p) { return p.pid > 0 && !tf::pid_alive(p.pid); }
 
 }  // namespace
 

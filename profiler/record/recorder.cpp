@@ -68,6 +68,8 @@ class Recording {
   bool caught_up() const;
   bool drained() const;
   bool jobs_open() const;
+  void note_stale(const Source& src, const tf::Snapshot& snapshot);
+  void look_for_lost_node();
   const RecordOptions& o_;
   const std::atomic<bool>* stop_;
   std::vector<Source> sources_;
@@ -243,7 +245,7 @@ Status Recording::ingest(Source& src, const PumpBatch& batch, bool sample_due) {
   std::optional<tf::Snapshot> snap;
   if (sample_due) {
     auto s = src.client->snapshot();
-    if (s.ok() && s->stale() && stale_.empty()) stale_ = (sources_.size() > 1 ? src.node + ": " : "") + s->stale_reason();
+    if (s.ok()) note_stale(src, *s);
     if (s.ok()) snap = std::move(*s);
   }
   // While the recorded work runs, one background writer leaves the node its core; once it has
@@ -254,6 +256,26 @@ Status Recording::ingest(Source& src, const PumpBatch& batch, bool sample_due) {
                            .run = {{"events_recorded", std::to_string(src.events)},
                                    {"events_missed", std::to_string(src.missed)}}},
                           threads);
+}
+
+void Recording::note_stale(const Source& src, const tf::Snapshot& snapshot) {
+  if (snapshot.stale() && stale_.empty()) {
+    stale_ = (sources_.size() > 1 ? src.node + ": " : "") + snapshot.stale_reason();
+  }
+}
+
+// A command that failed may have failed because its node went away: npu-run sees the daemon's
+// socket close at once, while the bus says so only at the recorder's next sample and pid check
+// (up to 100 ms later). Look again for a moment before the recording is called complete.
+void Recording::look_for_lost_node() {
+  if (!stale_.empty() || result_.command_exit <= 0) return;
+  auto until = Clock::now() + std::chrono::milliseconds(200);
+  while (stale_.empty() && Clock::now() < until) {
+    for (const Source& src : sources_) {
+      if (auto s = src.client->snapshot(); s.ok()) note_stale(src, *s);
+    }
+    if (stale_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 bool Recording::caught_up() const {
@@ -340,6 +362,7 @@ Status Recording::run() {
 
 Result<RecordResult> Recording::finish() {
   if (child_) result_.command_exit = child_->wait();
+  look_for_lost_node();
   for (Source& src : sources_) {
     RankSinks& sinks = *src.sinks;
     NPUKIT_RETURN_IF_ERROR(sinks.begin_batch());

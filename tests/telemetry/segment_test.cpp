@@ -274,6 +274,22 @@ TEST(Segment, KilledWriterReadsStaleAndANewWriterRecovers) {
   EXPECT_EQ(fresh->writer_pid(), ::getpid());
 }
 
+// A killed writer its parent has not reaped yet is a zombie: kill(pid, 0) still succeeds. In a
+// container whose init reaps late, the daemon read live for seconds after SIGKILL.
+TEST(Segment, AKilledWriterNotYetReapedReadsStale) {
+  std::string node = unique_node();
+  NodeCleanup cleanup(node);
+  Child writer({"writer", node});
+  ASSERT_EQ(writer.read_line(), "ready");
+  auto r = make_reader(node, std::chrono::seconds(30));  // the heartbeat cannot tell in time
+  ASSERT_TRUE(r);
+  EXPECT_FALSE(r->snapshot().stale());
+  writer.signal(SIGKILL);
+  EXPECT_TRUE(eventually([&] { return r->snapshot().stale(); }, std::chrono::seconds(2)));
+  EXPECT_EQ(r->snapshot().stale_reason(), "writer pid " + std::to_string(writer.pid()) + " is gone");
+  EXPECT_EQ(writer.wait(), 128 + SIGKILL);
+}
+
 TEST(Segment, ForeignSegmentIsRefused) {
   std::string node = unique_node();
   NodeCleanup cleanup(node);

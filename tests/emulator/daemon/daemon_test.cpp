@@ -87,7 +87,9 @@ TEST(Daemon, PublishesEveryDeviceLive) {
 }
 
 // A job whose submitter dies (SIGKILL: no chance to cancel) is cancelled by the daemon, which
-// frees its memory; it used to run on as an orphan holding the devices.
+// frees its memory; it used to run on as an orphan holding the devices. The submitter is reaped
+// only afterwards: a killed process stays a zombie until then (kill(pid, 0) still succeeds), and
+// a parent that reaps late must not keep the job alive.
 TEST(Daemon, AJobDiesWithTheProcessThatSubmittedIt) {
   ScopedNode node("orphan");
   pid_t child = ::fork();
@@ -101,10 +103,10 @@ TEST(Daemon, AJobDiesWithTheProcessThatSubmittedIt) {
   ASSERT_TRUE(eventually([&] { return !node.control({{"op", "list_jobs"}})["jobs"].empty(); }));
   ASSERT_EQ(node.control({{"op", "list_jobs"}})["jobs"][0]["state"], "running");
   ::kill(child, SIGKILL);
-  ::waitpid(child, nullptr, 0);
   json job;
   EXPECT_TRUE(eventually([&] { return (job = node.control({{"op", "list_jobs"}})["jobs"][0])["state"] == "cancelled"; }))
       << job.dump();
+  ::waitpid(child, nullptr, 0);
   EXPECT_EQ(job["error"], "cancelled: its submitting process " + std::to_string(child) + " exited");
   EXPECT_TRUE(eventually([&] { return node.client()->snapshot()->processes().empty(); }));
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "profiler/record/recorder.hpp"
 #include "tests/profiler/invariants.hpp"
 
 extern char** environ;
@@ -117,6 +118,31 @@ TEST(Kill, ADaemonKilledMidRecordingLeavesAnIncompleteProfile) {
   EXPECT_NE(report.output.find("Recording: INCOMPLETE: the node went away during the recording"), std::string::npos)
       << report.output.substr(0, 800);
   EXPECT_EQ(report.output.find("Recording: complete"), std::string::npos);
+}
+
+// The CI kill loop's miss: the daemon died before the job's first task, npu-run exited 5 at once
+// (its control socket closed), and the recorder, whose next bus sample was still to come, called
+// the recording complete. Here the command kills the daemon itself and the sample interval is
+// long, so only a look at the bus after the command failed can tell.
+TEST(Kill, ACommandThatFailsBecauseItsNodeDiedIsAnIncompleteRecording) {
+  ScopedNode node("killearly", "--seed 7");
+  TempDir dir("killearly");
+  int daemon = node.daemon_pid();
+  ASSERT_GT(daemon, 1);
+  std::FILE* log = std::tmpfile();
+  prof::RecordOptions options{.out_dir = dir.str(),
+                              .node = node.name(),
+                              .command = {"/bin/sh", "-c", "kill -KILL " + std::to_string(daemon) + "; exit 5"},
+                              .sample_interval = std::chrono::seconds(30),
+                              .log = log};
+  auto result = prof::record(options, nullptr);
+  std::fclose(log);
+  ASSERT_TRUE(result.ok()) << result.status().message();
+  EXPECT_EQ(result->command_exit, 5);
+  auto report = run_command(prof() + " report " + dir.str());
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_NE(report.output.find("Recording: INCOMPLETE: the node went away during the recording"), std::string::npos)
+      << report.output.substr(0, 800);
 }
 
 }  // namespace
