@@ -232,8 +232,9 @@ void Collector::build_processes(Frame& f) const {
     ++count[static_cast<std::size_t>(p.device)];
   }
   for (const auto& p : f.snapshot.processes()) {
-    ProcessRow row{p.pid, p.device, p.hbm_bytes, p.name, std::nullopt};
+    ProcessRow row{p.pid, p.device, p.hbm_bytes, p.name, std::nullopt, ""};
     if (p.device >= 0 && p.device < n) {
+      row.npu = smi::chip_short_label(f.snapshot, p.device);
       auto d = static_cast<std::size_t>(p.device);
       if (auto util = value_of(f, p.device, tf::fid::kAicoreUtil)) {
         double weight = held[d] > 0 ? static_cast<double>(p.hbm_bytes) / static_cast<double>(held[d])

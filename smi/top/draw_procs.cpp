@@ -19,7 +19,7 @@ std::string share_text(const ProcessRow& p) {
 std::string cell_text(const ProcessRow& p, SortKey key) {
   switch (key) {
     case SortKey::kPid: return std::to_string(p.pid);
-    case SortKey::kDevice: return std::to_string(p.device);
+    case SortKey::kDevice: return p.npu.empty() ? std::to_string(p.device) : p.npu;
     case SortKey::kMemory: return format_mib(p.hbm_bytes);
     case SortKey::kShare: return share_text(p);
     case SortKey::kName: return p.name.empty() ? "?" : p.name;

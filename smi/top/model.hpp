@@ -67,6 +67,9 @@ struct ProcessRow {
   // utilization split by the HBM each process holds on it (the bus has no per-process busy
   // time). Absent when the device's utilization has no value.
   std::optional<double> share;
+  // The device as npu-smi names it in narrow columns: "3", or "2-1" (card 2, chip 1) on a
+  // multi-chip card; "" when the process table names a device the node does not have.
+  std::string npu;
 };
 
 enum class Severity : uint8_t { kInfo, kWarning, kCritical };

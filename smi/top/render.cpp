@@ -16,6 +16,14 @@ constexpr std::string_view kSeparator = "   ";
 
 std::string alarm_text(const Alarm& a) { return "! " + a.text; }
 
+// "8 NPUs", or "4 NPUs, 8 chips" where cards hold two chips (310P): npu-smi's NPU is the card.
+std::string npu_count(const telemetry::Snapshot& s) {
+  const int chips = s.device_count();
+  const int cards = s.node().card_count;
+  if (cards <= 0 || cards >= chips) return std::to_string(chips) + " NPUs";
+  return std::to_string(cards) + " NPUs, " + std::to_string(chips) + " chips";
+}
+
 Style severity_style(Severity s) {
   return s == Severity::kCritical ? Style::kCrit : s == Severity::kWarning ? Style::kWarn : Style::kAccent;
 }
@@ -30,7 +38,7 @@ void draw_header(const Region& r, const Frame& f, const ViewState& v) {
   int x = left.text(1, 0, "npu-top", Style::kTitle) + 3;
   std::string node = f.node;
   if (f.state != NodeState::kAbsent) {
-    node += "  " + f.snapshot.node().node_spec + "  " + std::to_string(f.devices()) + " NPUs";
+    node += "  " + f.snapshot.node().node_spec + "  " + npu_count(f.snapshot);
   }
   x += left.text(x, 0, node, Style::kTitle) + 2;
   std::string state;

@@ -87,6 +87,23 @@ TEST(TopRender, AsciiModeDrawsOnlyAscii) {
   }
 }
 
+// On a node whose cards hold two chips (310P), npu-smi's NPU is the card: the header counts
+// cards and chips, and the process table names a chip as "card-chip" as the device panels do
+// ("NPU 1 Chip 1"); it said "4 NPUs" and "3" before.
+TEST(TopRender, AMultiChipNodeCountsCardsAndNamesChipsAsNpuSmiDoes) {
+  TestNode node(test_node_name(), 4, 2);
+  telemetry::ProcessInfo p{4242, 3, 1ull << 30, "train.py"};
+  ASSERT_TRUE(node.writer().set_processes(std::span(&p, 1)).ok());
+  auto f = node.collector()->collect();
+  std::vector<std::string> lines = split_lines(render_text(*f, ViewState{}, 160, 45));
+  EXPECT_NE(lines[0].find("  2 NPUs, 4 chips  "), std::string::npos) << lines[0];
+  bool named = false;
+  for (const std::string& line : lines) {
+    if (line.find("4242") != std::string::npos) named = line.find(" 1-1 ") != std::string::npos;
+  }
+  EXPECT_TRUE(named) << render_text(*f, ViewState{}, 160, 45);
+}
+
 TEST(TopRender, NoValueIsDrawnAsNaOrDashNeverZero) {
   TestNode node(test_node_name(), 2);
   {

@@ -77,13 +77,19 @@ struct DeviceValues {
   uint64_t health = 0, code = 0, throttle = 0, sbe_total = 0, dbe_total = 0;
 };
 
-// A node of `devices` 910B2-like devices on an in-process bus; the test publishes its values and
-// drives the collector's clock.
+// A node of `devices` 910B2-like devices on an in-process bus, `chips_per_card` of them on each
+// card (2: npu-smi's "NPU 1 Chip 0" of a 310P node); the test publishes its values and drives
+// the collector's clock.
 class TestNode {
  public:
-  TestNode(const std::string& name, int devices) {
+  TestNode(const std::string& name, int devices, int chips_per_card = 1) {
     auto o = telemetry::testing::small_options(name, devices, 0);
     o.node_info.node_spec = std::to_string(devices) + "x910B2";
+    o.node_info.card_count = devices / chips_per_card;
+    for (int d = 0; d < devices; ++d) {
+      o.devices[static_cast<std::size_t>(d)].npu_id = d / chips_per_card;
+      o.devices[static_cast<std::size_t>(d)].chip_id = d % chips_per_card;
+    }
     auto bus = telemetry::InProcessBus::create(o);
     EXPECT_TRUE(bus.ok()) << bus.status().message();
     bus_ = *bus;

@@ -21,10 +21,10 @@ Frame frame_with(std::vector<ProcessRow> rows) {
 }
 
 Frame sample_frame() {
-  return frame_with({{300, 1, 4ull << 30, "python3", 50.0},
-                     {100, 0, 8ull << 30, "Trainer", 20.0},
-                     {200, 0, 2ull << 30, "infer", std::nullopt},
-                     {100, 1, 1ull << 30, "Trainer", 10.0}});
+  return frame_with({{300, 1, 4ull << 30, "python3", 50.0, "1"},
+                     {100, 0, 8ull << 30, "Trainer", 20.0, "0"},
+                     {200, 0, 2ull << 30, "infer", std::nullopt, "0"},
+                     {100, 1, 1ull << 30, "Trainer", 10.0, "1"}});
 }
 
 std::vector<int> pids(const Frame& f, const ViewState& v) {
