@@ -93,7 +93,7 @@ void render_node(Exposition& ex, const tf::Snapshot& s) {
   ex.family("machine_card_nums", "number of NPU cards on the node", "gauge");
   ex.sample({}, s.node().card_count);
   for (const tf::FieldDef* f : tf::fields_of(tf::EntityLevel::kNode)) {
-    ex.family(exporter_name(*f), f->description, type_of(*f));
+    ex.family(exporter_name(*f), exporter_help(*f), type_of(*f));
     if (auto v = s.node_field(f->id).number()) ex.sample({}, *v * exporter_scale(*f));
   }
 }
@@ -101,7 +101,7 @@ void render_node(Exposition& ex, const tf::Snapshot& s) {
 void render_device_fields(Exposition& ex, const tf::Snapshot& s, const std::vector<Labels>& labels) {
   for (const tf::FieldDef* f : tf::fields_of(tf::EntityLevel::kDevice)) {
     if (f->id == fid::kChecksum) continue;
-    ex.family(exporter_name(*f), f->description, type_of(*f));
+    ex.family(exporter_name(*f), exporter_help(*f), type_of(*f));
     for (int d = 0; d < s.device_count(); ++d) {
       auto v = s.device(d, f->id).number();
       if (!v) continue;
@@ -138,7 +138,7 @@ void render_mindx(Exposition& ex, const tf::Snapshot& s, const std::vector<Label
 
 void render_links(Exposition& ex, const tf::Snapshot& s) {
   for (const tf::FieldDef* f : tf::fields_of(tf::EntityLevel::kLink)) {
-    ex.family(exporter_name(*f), f->description, type_of(*f));
+    ex.family(exporter_name(*f), exporter_help(*f), type_of(*f));
     for (int l = 0; l < s.link_count(); ++l) {
       auto v = s.link(l, f->id).number();
       if (!v) continue;
@@ -201,6 +201,17 @@ std::string exporter_name(const tf::FieldDef& f) {
   if (ns != std::string::npos) name.replace(ns, 3, "_seconds");
   if (f.kind != tf::FieldKind::kCounter && ends_with(name, "_count")) name.replace(name.size() - 6, 6, "_num");
   return name;
+}
+
+std::string exporter_help(const tf::FieldDef& f) {
+  std::string help(f.description);
+  if (ns_unit(f.name) == std::string::npos) return help;
+  // The value is exported in seconds: so is the unit the description names (", ns").
+  for (std::size_t pos = help.find(", ns"); pos != std::string::npos; pos = help.find(", ns", pos + 1)) {
+    std::size_t after = pos + 4;
+    if (after == help.size() || help[after] == ' ' || help[after] == ';') help.replace(pos, 4, ", seconds");
+  }
+  return help;
 }
 
 double exporter_scale(const tf::FieldDef& f) { return ns_unit(f.name) != std::string::npos ? 1e-9 : 1.0; }

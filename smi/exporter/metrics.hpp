@@ -44,8 +44,10 @@ struct MindxMetric {
 // THE mapping from MindX DL npu-exporter names to registry fields (all device level, gauges).
 std::span<const MindxMetric> mindx_metrics();
 
-// The exporter's name for a registry field (see above) and the factor its value is scaled by.
+// The exporter's name for a registry field (see above), its HELP text (the registry's description
+// with the unit it is exported in) and the factor its value is scaled by.
 std::string exporter_name(const telemetry::FieldDef& f);
+std::string exporter_help(const telemetry::FieldDef& f);
 double exporter_scale(const telemetry::FieldDef& f);
 
 struct ScrapeStatus {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <set>
+#include <sstream>
 
 #include "tests/smi/exporter/exporter_util.hpp"
 #include "smi/exporter/metrics.hpp"
@@ -57,6 +58,24 @@ TEST(ExporterMetrics, RegistryFieldsKeepTheirNamesWithNsConvertedToSeconds) {
   EXPECT_EQ(exporter_name(*tf::find_field(fid::kProcessCount)), "npu_process_num");
   EXPECT_EQ(exporter_scale(*tf::find_field(fid::kAicoreBusyNs)), 1e-9);
   EXPECT_EQ(exporter_scale(*tf::find_field(fid::kPowerWatts)), 1.0);
+}
+
+// A family exported in seconds says seconds in its HELP: the registry's descriptions say ", ns",
+// which the HELP repeated over values scaled by 1e-9.
+TEST(ExporterMetrics, TheHelpOfAFamilyInSecondsNamesSeconds) {
+  auto bus = make_node("exp-help");
+  std::string text = scrape_bus(bus, "exp-help");
+  EXPECT_NE(text.find("# HELP npu_aicore_busy_seconds_total AI-core busy time averaged over the device's AI cores, "
+                      "seconds; its rate is the utilization\n"),
+            std::string::npos);
+  std::istringstream lines(text);
+  int seconds_families = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("# HELP ", 0) != 0 || line.find("_seconds") == std::string::npos) continue;
+    ++seconds_families;
+    EXPECT_EQ(line.find(", ns"), std::string::npos) << line;
+  }
+  EXPECT_GE(seconds_families, 2);
 }
 
 TEST(ExporterMetrics, ProcessesAreLabelledWithDeviceAndPid) {
