@@ -105,11 +105,12 @@ Document mapping_doc(const tf::Snapshot& s) {
   std::vector<Object> chips;
   for (int d = 0; d < s.device_count(); ++d) {
     const tf::DeviceInfo& info = s.device_info(d);
-    std::string family = info.chip_type.substr(0, info.chip_type.find_first_of("0123456789"));
+    std::string family = chip_family(info.chip_type);
     Object c;
     c.add("NPU ID", "npu_id", Value::integer(info.npu_id)).add("Chip ID", "chip_id", Value::integer(info.chip_id));
     c.add("Chip Logic ID", "logic_id", Value::integer(info.logic_id));
-    c.add("Chip Name", "chip_name", Value::str(family + " " + info.chip_name));
+    // "Ascend 910B2"; a what-if chip whose family is its name ("A100") is not named twice.
+    c.add("Chip Name", "chip_name", Value::str(family == info.chip_name ? family : family + " " + info.chip_name));
     chips.push_back(std::move(c));
   }
   doc.add_list("chips", std::move(chips));

@@ -267,7 +267,7 @@ Object board_chip(const tf::Snapshot& s, int d) {
   const tf::DeviceInfo& info = s.device_info(d);
   Object o;
   o.add("NPU ID", "npu_id", Value::integer(info.npu_id)).add("Chip ID", "chip_id", Value::integer(info.chip_id));
-  std::string family = info.chip_type.substr(0, info.chip_type.find_first_of("0123456789"));
+  std::string family = chip_family(info.chip_type);
   o.add("Chip Type", "chip_type", Value::pair(info.chip_type, family));
   o.add("Chip Name", "chip_name", Value::str(info.chip_name));
   o.add("Chip Version", "chip_version", id_value(info.chip_version)).add("Board ID", "board_id", id_value(info.board_id));
@@ -295,10 +295,12 @@ std::string proc_line(const Object& p) {
                    p.value("process_name").text.c_str(), p.value(key_of(fid::kProcessHbmUsedBytes)).text.c_str());
 }
 
+// One block's header values and process lines; a card's "chips" list is not a process list (its
+// chips are appended after, each a block of its own).
 void append_proc_mem(std::string& out, const Object& block) {
   for (const auto& e : block.entries) {
     if (e.kind == Entry::Kind::kValue && !e.label.empty()) out += kv_line(e.label, e.value.text);
-    if (e.kind != Entry::Kind::kList) continue;
+    if (e.kind != Entry::Kind::kList || e.key == "chips") continue;
     if (e.children.empty()) out += "\tNo process in device.\n";
     for (const Object& p : e.children) out += proc_line(p);
   }

@@ -18,6 +18,11 @@ std::string strprintf(const char* format, ...) {
   return out;
 }
 
+std::string chip_family(std::string_view chip_type) {
+  if (chip_type.rfind("Ascend", 0) != 0) return std::string(chip_type);
+  return std::string(chip_type.substr(0, chip_type.find_first_of("0123456789")));
+}
+
 std::string error_code_text(uint64_t code) {
   return strprintf("0x%08llX", static_cast<unsigned long long>(code));
 }

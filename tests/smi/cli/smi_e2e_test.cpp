@@ -62,6 +62,11 @@ TEST(SmiE2E, ASwitchedNodesPairsAreHccsSw) {
   std::regex row(R"(NPU3 +(HCCS_SW +){3}X +(HCCS_SW +){4})");
   EXPECT_TRUE(std::regex_search(r.output, row)) << r.output;
   EXPECT_NE(r.output.find("  HCCS_SW = Connection traversing an HCCS switch.\n  NA   = "), std::string::npos) << r.output;
+  // Its chip type is "A100", not the "A" that cutting at the first digit (Ascend910B -> Ascend) left.
+  auto board = run_command(smi(node.name(), "info -t board -i 1 -c 0"));
+  EXPECT_TRUE(std::regex_search(board.output, std::regex("Chip Type +: A100\n"))) << board.output;
+  auto map = run_command(smi(node.name(), "info -m"));
+  EXPECT_TRUE(std::regex_search(map.output, std::regex(" 1 +A100\n"))) << map.output;
   ScopedNode mesh("mesh");
   auto m = run_command(smi(mesh.name(), "info -t topo"));
   EXPECT_EQ(m.output.find("HCCS_SW"), std::string::npos) << m.output;
