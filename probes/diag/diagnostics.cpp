@@ -140,6 +140,18 @@ void health(const DiagContext& ctx, std::span<const int> devices, DiagTestResult
     }
     add(out, d, r.verdict, std::move(why));
   }
+  // An incident worse than every chip it touches (a link down is an Alarm, its ends only
+  // Warning): the test fails as npu-smi health's node verdict does, on a line of its own.
+  for (const Incident& inc : incidents) {
+    Verdict own = verdict_of(inc.kind->severity), on_chips = Verdict::kPass;
+    bool touches = false;
+    for (int d : devices) {
+      tf::Health on = severity_on(inc, d);
+      touches = touches || on != tf::Health::kOk;
+      on_chips = worst(on_chips, verdict_of(on));
+    }
+    if (touches && worst(on_chips, own) != on_chips) add(out, -1, own, {inc.entity + ": " + inc.message});
+  }
 }
 
 void processes(const DiagContext& ctx, std::span<const int> devices, DiagTestResult& out) {

@@ -96,14 +96,20 @@ std::string diag_result_text(const tf::Snapshot& s, const pr::DiagTestResult& t)
   std::string word = result_word(t.verdict);
   if (!t.per_device) return word;
   if (t.verdict == pr::Verdict::kPass) return word + " - All";
-  // Every verdict below PASS that a chip got, worst first: "Fail - NPU: 5; Warn - NPU: 1".
+  // Every verdict below PASS that a chip (or the node: a link's incident) got, worst first:
+  // "Fail - NPU: 5; Warn - NPU: 1", "Fail - node; Warn - NPU: 1.1".
   std::string text;
   for (pr::Verdict v : {pr::Verdict::kFail, pr::Verdict::kUnknown, pr::Verdict::kWarn}) {
     std::string ids;
+    bool node = false;
     for (const pr::DiagDeviceResult& d : t.devices) {
-      if (d.verdict == v) ids += (ids.empty() ? "" : ", ") + npu_label(s, d.device);
+      if (d.verdict != v) continue;
+      if (d.device < 0) node = true;
+      else ids += (ids.empty() ? "" : ", ") + npu_label(s, d.device);
     }
-    if (!ids.empty()) text += (text.empty() ? "" : "; ") + std::string(result_word(v)) + " - NPU: " + ids;
+    std::string word = result_word(v);
+    if (node) text += (text.empty() ? "" : "; ") + word + " - node";
+    if (!ids.empty()) text += (text.empty() ? "" : "; ") + word + " - NPU: " + ids;
   }
   return text;
 }

@@ -207,5 +207,19 @@ TEST(DiagQuick, Level1OnAHealthy8NpuNodeFinishesWellUnder5Seconds) {
   EXPECT_LT(seconds, 5.0);
 }
 
+// A chip's only link down (the 310P's PCIe link to the host): the link is an Alarm and its chip a
+// Warning, so health failed the node (exit 2) while diag -r 1, judging chips only, warned (exit 1).
+TEST(DiagLinks, ALinkDownOnAChipsOnlyLinkFailsDiagAsItFailsHealth) {
+  ScopedNode node("pcie", "--spec 4x310P3");
+  auto inject = run_command(emud() + " inject --node-name " + node.name() + " --device 3 --fault link-down");
+  ASSERT_EQ(inject.exit_code, 0) << inject.output;
+  CommandResult health;
+  EXPECT_TRUE(eventually([&] { return (health = smi(node, "health")).exit_code == 2; })) << health.output;
+  CommandResult diag = smi(node, "diag -r 1");
+  EXPECT_EQ(diag.exit_code, 2) << diag.output;
+  EXPECT_NE(diag.output.find("| Health Rules              | Fail - node; Warn - NPU: 1.1"), std::string::npos) << diag.output;
+  EXPECT_NE(diag.output.find("Health Rules, node: PCIe 3-host: PCIe link 3-host down\n"), std::string::npos) << diag.output;
+}
+
 }  // namespace
 }  // namespace npukit::testing
