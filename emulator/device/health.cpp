@@ -100,6 +100,8 @@ void DeviceHealth::clear_ecc() {
 }
 
 void DeviceHealth::reset() {
+  // The reset isolates the pages uncorrectable errors hit: only now are they counted isolated.
+  ecc_.isolated_pages_double += bad_pages_.size();
   retired_pages_.insert(retired_pages_.end(), bad_pages_.begin(), bad_pages_.end());
   bad_pages_.clear();
   active_ = 0;
@@ -117,7 +119,6 @@ void DeviceHealth::add_single_bit_errors(uint64_t n) {
 void DeviceHealth::add_double_bit_error() {
   ecc_.double_bit_volatile += 1;
   ecc_.double_bit_aggregate += 1;
-  ecc_.isolated_pages_double += 1;
 }
 
 Alarm alarm_of(const telemetry::IncidentKind& kind, bool as_peer) {

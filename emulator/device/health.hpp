@@ -22,7 +22,7 @@ const char* health_name(Health h);  // "OK", "Warning", "Alarm", "Critical", "UN
 
 enum class FaultKind : uint8_t {
   kOverTemperature,  // cooling failure: thermal resistance x4 until cleared
-  kHbmDoubleBit,     // one uncorrectable HBM error; its page is isolated
+  kHbmDoubleBit,     // one uncorrectable HBM error; the next reset isolates its page
   kEccStorm,         // single-bit errors at a high rate until cleared
   kAicoreHang,       // AI Core tasks never finish: they time out; Critical until reset
   kLinkDown,         // the device's HCCS (or PCIe peer) links go down until cleared

@@ -150,7 +150,7 @@ void health(const DiagContext& ctx, std::span<const int> devices, DiagTestResult
       touches = touches || on != tf::Health::kOk;
       on_chips = worst(on_chips, verdict_of(on));
     }
-    if (touches && worst(on_chips, own) != on_chips) add(out, -1, own, {inc.entity + ": " + inc.message});
+    if (touches && worst(on_chips, own) != on_chips) add(out, -1, own, {inc.message});
   }
 }
 

@@ -54,18 +54,25 @@ TEST(Faults, OverTemperatureWarnsUnderLoadAndClears) {
   EXPECT_EQ(d.clock_mhz(), 1850);
 }
 
-TEST(Faults, HbmDoubleBitRaisesAnAlarmAndIsolatesAPage) {
+// The page counts as isolated only once a reset has isolated it: npu-smi -t ecc said 1 isolated
+// page at once while diag and health said the isolation was pending a reset.
+TEST(Faults, HbmDoubleBitRaisesAnAlarmAndAResetIsolatesItsPage) {
   auto node = make_node();
   ASSERT_TRUE(node->inject_fault(1, FaultKind::kHbmDoubleBit).ok());
   const Device& d = node->device(1);
   EXPECT_EQ(d.health_state(), Health::kAlarm);
   EXPECT_EQ(d.health().error_code(d.sensors().temperature_c, d.thermal_limits()), telemetry::incident("ecc_double_bit").code);
   EXPECT_EQ(d.health().ecc().double_bit_volatile, 1u);
-  EXPECT_EQ(d.health().ecc().isolated_pages_double, 1u);
+  EXPECT_EQ(d.health().ecc().isolated_pages_double, 0u);
   ASSERT_TRUE(node->clear_faults(1).ok());
   EXPECT_EQ(d.health_state(), Health::kOk);
   EXPECT_EQ(d.health().ecc().double_bit_aggregate, 1u);  // history survives a clear
+  EXPECT_EQ(d.health().ecc().isolated_pages_double, 0u);  // the page is still pending
+  ASSERT_TRUE(node->reset_device(1).ok());
   EXPECT_EQ(d.health().ecc().isolated_pages_double, 1u);
+  EXPECT_EQ(d.health().retired_pages().size(), 1u);
+  ASSERT_TRUE(node->reset_device(1).ok());
+  EXPECT_EQ(d.health().ecc().isolated_pages_double, 1u);  // a page is isolated once
 }
 
 TEST(Faults, EccStormWarnsOnceErrorsPileUp) {

@@ -34,18 +34,25 @@ TEST(Diagnostics, Level1ListsDeploymentThenHardwareTests) {
   EXPECT_EQ(names, (std::vector<std::string>{"Node Reachable", "Device Count", "Device Specs", "Processes", "Health Rules"}));
 }
 
-// Both directions of the one link between two chips: one link incident, both ends warned.
+// Both directions of the one link between two chips: one link incident, both ends warned, and
+// the link itself (an Alarm, as npu-smi health's node verdict counts it) fails the test.
 TEST(Diagnostics, ParallelDownLinksAreNamedOnceAndWarnBothEnds) {
   auto bus = two_chips("diag-links", "2x910B2");
   auto s = *bus->client()->snapshot();
   DiagReport r = run_diag(s, 1);
   const DiagTestResult& health = r.tests.back();
-  ASSERT_EQ(health.devices.size(), 2u);
+  ASSERT_EQ(health.devices.size(), 3u);  // the node's line first, then the chips
+  EXPECT_EQ(health.devices[0].device, -1);
+  EXPECT_EQ(health.devices[0].verdict, Verdict::kFail);
+  EXPECT_EQ(health.devices[0].reasons, (std::vector<std::string>{"HCCS link 0-1 down"}));
   for (int d = 0; d < 2; ++d) {
-    EXPECT_EQ(health.devices[d].verdict, Verdict::kWarn);
-    ASSERT_EQ(health.devices[d].reasons.size(), 1u);
-    EXPECT_EQ(health.devices[d].reasons[0], "links: HCCS link 0-1 down");
+    const DiagDeviceResult& chip = health.devices[static_cast<std::size_t>(d) + 1];
+    EXPECT_EQ(chip.device, d);
+    EXPECT_EQ(chip.verdict, Verdict::kWarn);
+    ASSERT_EQ(chip.reasons.size(), 1u);
+    EXPECT_EQ(chip.reasons[0], "links: HCCS link 0-1 down");
   }
+  EXPECT_EQ(health.verdict, evaluate_node(s).verdict);
 }
 
 TEST(Diagnostics, SelectedDevicesOnlyAndNodeWideTestsOnce) {
@@ -54,8 +61,15 @@ TEST(Diagnostics, SelectedDevicesOnlyAndNodeWideTestsOnce) {
   std::vector<int> one{1};
   DiagReport r = run_diag(s, 1, one);
   for (const DiagTestResult& t : r.tests) {
-    ASSERT_EQ(t.devices.size(), 1u) << t.name;
-    EXPECT_EQ(t.devices[0].device, t.per_device ? 1 : -1) << t.name;
+    // The chip's line, and at most the node's (Health Rules: the down link device 1 touches).
+    int chips = 0, nodes = 0;
+    for (const DiagDeviceResult& d : t.devices) {
+      chips += d.device == 1;
+      nodes += d.device == -1;
+      EXPECT_TRUE(d.device == 1 || d.device == -1) << t.name;
+    }
+    EXPECT_EQ(chips, t.per_device ? 1 : 0) << t.name;
+    EXPECT_EQ(nodes, t.per_device ? (t.name == std::string_view("Health Rules") ? 1 : 0) : 1) << t.name;
   }
 }
 

@@ -79,7 +79,7 @@ TEST(TopCollector, AlarmsForHealthThrottlingAndEcc) {
   node.publish(3, {.sbe_total = 2000});
   node.set_virtual_time(5'000'000'000);
   auto f = c->collect();
-  EXPECT_EQ(alarm_texts(*f), (std::vector<std::string>{"NPU 1 Alarm 0x80E01802 uncorrectable HBM ECC error, page isolated",
+  EXPECT_EQ(alarm_texts(*f), (std::vector<std::string>{"NPU 1 Alarm 0x80E01802 uncorrectable HBM ECC error, reset isolates",
                                                       "NPU 1 ECC double-bit +1 (0s ago)",
                                                       "NPU 2 throttled (thermal+power) 800/1850 MHz",
                                                       "NPU 3 ECC single-bit +2000 (0s ago)"}));
