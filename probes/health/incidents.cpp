@@ -172,7 +172,16 @@ std::vector<uint32_t> device_codes(const tf::Snapshot& s, int device) {
 
 std::string code_summary(uint32_t code, const tf::Snapshot& s, int device) {
   const tf::IncidentKind* k = tf::find_incident(code);
-  return k == nullptr ? "" : tf::fill(k->summary, device_values(s, device));
+  if (k == nullptr) return "";
+  // A neighbour's code (the peer of a chip that lost its links carries that chip's code): the
+  // summary would describe this chip ("all HCCS links down"); the incident names the one it is.
+  if (k->entity == tf::IncidentEntity::kChip) {
+    for (const Incident& inc : node_incidents(s)) {
+      bool peer = std::find(inc.peers.begin(), inc.peers.end(), device) != inc.peers.end();
+      if (inc.kind == k && inc.device != device && peer) return inc.message;
+    }
+  }
+  return tf::fill(k->summary, device_values(s, device));
 }
 
 std::vector<Incident> node_incidents(const tf::Snapshot& s) {

@@ -87,6 +87,13 @@ TEST(SmiE2E, FaultsFlipHealthExitCodes) {
   auto j = json::parse(run_command(smi(node.name(), "health --json")).output);
   EXPECT_EQ(j["verdict"], "FAIL");
   EXPECT_EQ(j["devices"][5]["verdict"], "FAIL");
+  // A healthy peer carries NPU 5's code; its error information names NPU 5, not itself (it said
+  // "all HCCS links down" on NPU 0, which lost one link).
+  auto peer = run_command(smi(node.name(), "info -t health -i 0 -c 0"));
+  EXPECT_NE(peer.output.find("Error Information              : NPU 5 lost all 7 HCCS links\n"), std::string::npos)
+      << peer.output;
+  auto own = run_command(smi(node.name(), "info -t health -i 5 -c 0"));
+  EXPECT_NE(own.output.find("Error Information              : all HCCS links down\n"), std::string::npos) << own.output;
 }
 
 // inject, clear and set return once their effect is on the bus: the very next read sees it, with
