@@ -60,6 +60,16 @@ Document build_health_doc(const tf::Snapshot& s, const std::vector<int>& devices
   pr::NodeReport report = pr::evaluate_node(s, devices);
   Document doc;
   doc.add("", "node", Value::str(s.node().node_name)).add("", "node_spec", Value::str(s.node().node_spec));
+  // -i N judges that card only: the headline says so, and counts the node's other incidents.
+  const bool subset = !devices.empty() && static_cast<int>(devices.size()) < s.device_count();
+  std::string scope;
+  for (int d : devices) {
+    std::string card = "NPU " + std::to_string(s.device_info(d).npu_id);
+    if (subset && scope.find(card) == std::string::npos) scope += (scope.empty() ? "" : ", ") + card;
+  }
+  doc.add("", "scope", subset ? Value::str(scope) : Value::na());
+  std::size_t elsewhere = subset ? pr::evaluate_node(s).incidents.size() - report.incidents.size() : 0;
+  doc.add("", "incidents_elsewhere", Value::integer(static_cast<int64_t>(elsewhere)));
   doc.add("", "verdict", Value::str(pr::verdict_name(report.verdict)));
   doc.add("", "exit_code", Value::integer(verdict_exit_code(report.verdict)));
   doc.add("", "stale", Value::pair(report.stale, report.stale ? "yes" : "no"));
@@ -83,14 +93,17 @@ Document build_health_doc(const tf::Snapshot& s, const std::vector<int>& devices
 }
 
 std::string render_health_text(const Document& doc) {
-  std::string out = "Node " + doc.value("node").text + " (" + doc.value("node_spec").text + "): " +
-                    doc.value("verdict").text + "\n";
+  const std::string& scope = doc.value("scope").text;
+  std::string node = doc.value("node").text + " (" + doc.value("node_spec").text + ")";
+  std::string out = (scope == "NA" ? "Node " + node : scope + " of node " + node) + ": " + doc.value("verdict").text + "\n";
   const std::vector<Object>& incidents = doc.list("incidents");
   out += incidents.empty() ? "Incidents: none\n" : "Incidents (one per root cause):\n";
   for (const Object& i : incidents) {
     out += strprintf("  %-9s%-12s%-14s%s [%s]\n", i.value("severity").text.c_str(), i.value("code").text.c_str(),
                      i.value("name").text.c_str(), i.value("message").text.c_str(), i.value("handling").text.c_str());
   }
+  const std::string& elsewhere = doc.value("incidents_elsewhere").text;
+  if (elsewhere != "0") out += "Elsewhere on the node: " + elsewhere + " incident(s) (npu-smi health lists them)\n";
   for (const Object& d : doc.list("devices")) {
     out += "NPU " + d.value("npu_id").text + " Chip " + d.value("chip_id").text + ": " + d.value("verdict").text + "\n";
     for (const Object& c : d.list("checks")) {

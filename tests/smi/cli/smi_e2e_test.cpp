@@ -79,7 +79,12 @@ TEST(SmiE2E, FaultsFlipHealthExitCodes) {
   ASSERT_TRUE(eventually([&] { return run_command(smi(node.name(), "health")).exit_code == 2; }));
   auto r = run_command(smi(node.name(), "health -i 2"));
   EXPECT_NE(r.output.find("FAIL    ecc_errors"), std::string::npos) << r.output;
-  EXPECT_EQ(run_command(smi(node.name(), "health -i 1")).exit_code, 0);
+  // -i 1 judges card 1 and says so: it read "Node ...: PASS", "Incidents: none" beside NPU 2's Alarm.
+  auto one = run_command(smi(node.name(), "health -i 1"));
+  EXPECT_EQ(one.exit_code, 0);
+  EXPECT_EQ(one.output.rfind("NPU 1 of node " + node.name() + " (8x910B2): PASS\n", 0), 0u) << one.output;
+  EXPECT_NE(one.output.find("Elsewhere on the node: 1 incident(s) (npu-smi health lists them)\n"), std::string::npos)
+      << one.output;
   ASSERT_EQ(run_command(emud() + " clear --node-name " + node.name() + " --device 2").exit_code, 0);
   EXPECT_TRUE(eventually([&] { return run_command(smi(node.name(), "health")).exit_code == 0; }));
   ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --device 5 --fault link-down").exit_code, 0);
