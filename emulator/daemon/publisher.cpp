@@ -312,7 +312,7 @@ void set_activity(tf::Writer::Update& u, const Device& dev, bool has_hccs) {
   u.set(tf::fid::kCopiesTotal, c.copies_total);
 }
 
-// Power, temperatures (none from a lost device), clocks and memory.
+// Power, temperatures, clocks and memory (no reading from a lost device: its limits and capacity stay).
 void set_sensors(tf::Writer::Update& u, const Device& dev) {
   const DeviceSpec& spec = dev.spec();
   const DeviceSensors& s = dev.sensors();
@@ -338,6 +338,10 @@ void set_sensors(tf::Writer::Update& u, const Device& dev) {
   u.set_status(hbm ? tf::fid::kDdrUsedBytes : tf::fid::kHbmUsedBytes, tf::SampleStatus::kNotSupported);
   u.set_status(hbm ? tf::fid::kDdrTotalBytes : tf::fid::kHbmTotalBytes, tf::SampleStatus::kNotSupported);
   u.set(tf::fid::kHugepagesUsedPages, uint64_t{0}).set(tf::fid::kHugepagesTotalPages, uint64_t{0});
+  if (dev.health().lost()) {  // nothing is read from a chip off the bus: its clock and usage neither
+    u.set_status(tf::fid::kAicoreClockMhz, tf::SampleStatus::kNotSupported);
+    u.set_status(hbm ? tf::fid::kHbmUsedBytes : tf::fid::kDdrUsedBytes, tf::SampleStatus::kNotSupported);
+  }
 }
 
 // Health, throttling and ECC.

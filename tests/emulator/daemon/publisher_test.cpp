@@ -279,6 +279,22 @@ TEST(PublisherLinks, ADeviceWithoutHccsLinksHasNoHccsFigure) {
   for (int l = 0; l < snap.link_count(); ++l) EXPECT_EQ(*snap.link(l, tf::fid::kLinkBandwidthUtil).number(), 0.0);
 }
 
+// A lost device gives no readings: not its temperature or power, nor its current clock or the
+// memory in use (they read 1850 MHz and 1258 MiB live-looking beside "no sensors"); its limits,
+// capacity and maximum clock are what the spec says and stay.
+TEST(PublisherSensors, ALostDeviceReportsNoReadingsButKeepsItsSpec) {
+  PublishedNode p = publish_node("lost", {});
+  ASSERT_TRUE(p.node->inject_fault(2, FaultKind::kDeviceLost).ok());
+  tf::Snapshot snap = p.publish();
+  for (auto f : {tf::fid::kPowerWatts, tf::fid::kTemperatureCelsius, tf::fid::kAicoreClockMhz, tf::fid::kHbmUsedBytes}) {
+    EXPECT_EQ(snap.device(2, f).status, tf::SampleStatus::kNotSupported) << tf::find_field(f)->name;
+    EXPECT_EQ(snap.device(1, f).status, tf::SampleStatus::kOk) << tf::find_field(f)->name;
+  }
+  for (auto f : {tf::fid::kHbmTotalBytes, tf::fid::kAicoreClockMaxMhz, tf::fid::kPowerLimitWatts}) {
+    EXPECT_EQ(snap.device(2, f).status, tf::SampleStatus::kOk) << tf::find_field(f)->name;
+  }
+}
+
 TEST(PublisherCollectives, EachCollectiveEventNamesItsCommunicatorAndDataType) {
   PublishedNode p = publish_node("groups", {.jitter = 0});
   Node& node = *p.node;
