@@ -174,7 +174,10 @@ Object product_keys(const tf::Snapshot& s, int d) {
 Object sensors_keys(const tf::Snapshot& s, int d) {
   Object o;
   o.add("Soc Max Temperature (C)", key_of(fid::kTemperatureCelsius), field_integer(s, d, fid::kTemperatureCelsius));
-  o.add("HBM Temperature (C)", key_of(fid::kHbmTemperatureCelsius), field_integer(s, d, fid::kHbmTemperatureCelsius));
+  // The driver prints only the SoC's on a 310P (DDR, no HBM).
+  if (hbm_layout(s, d)) {
+    o.add("HBM Temperature (C)", key_of(fid::kHbmTemperatureCelsius), field_integer(s, d, fid::kHbmTemperatureCelsius));
+  }
   return o;
 }
 

@@ -60,6 +60,7 @@ const std::vector<GoldenCase>& cases() {
       {"t_product_310p", "310p_classic", {"info", "-t", "product", "-i", "1", "-c", "0"}, 0},
       {"t_product_910b", "910b_reference", {"info", "-t", "product", "-i", "0", "-c", "0"}, 0},
       {"t_sensors", "910b_reference", {"info", "-t", "sensors", "-i", "0", "-c", "0"}, 0},
+      {"t_sensors_310p", "310p_classic", {"info", "-t", "sensors", "-i", "1", "-c", "0"}, 0},  // no HBM line
       {"t_phyid_remap", "310p_classic", {"info", "-t", "phyid-remap", "-p", "3"}, 0},
       {"t_topo", "910b_faults", {"info", "-t", "topo"}, 0},
       {"topo_310p", "310p_classic", {"topo"}, 0},

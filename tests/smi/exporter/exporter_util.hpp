@@ -56,7 +56,8 @@ inline double value_of(const std::string& text, const std::string& name, const s
 }
 
 // Two 910B2 devices, one HCCS link, one process; all values plausible and healthy.
-inline std::shared_ptr<tf::InProcessBus> make_node(const std::string& node) {
+// Two 910B2-like chips; `layout` "classic" makes them 310P-like (DDR, no HBM).
+inline std::shared_ptr<tf::InProcessBus> make_node(const std::string& node, const std::string& layout = "hbm") {
   tf::WriterOptions o;
   o.node = node;
   o.node_info.node_spec = "2x910B2";
@@ -70,7 +71,7 @@ inline std::shared_ptr<tf::InProcessBus> make_node(const std::string& node) {
     info.chip_type = "Ascend910B";
     info.bus_id = "0000:5" + std::to_string(d) + ":00.0";
     info.serial_number = "SN\"" + std::to_string(d);  // a quote, to exercise escaping
-    info.smi_layout = "hbm";
+    info.smi_layout = layout;
     o.devices.push_back(info);
   }
   o.links.push_back({0, 1, "hccs", 56e9});

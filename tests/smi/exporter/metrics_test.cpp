@@ -78,6 +78,25 @@ TEST(ExporterMetrics, TheHelpOfAFamilyInSecondsNamesSeconds) {
   EXPECT_GE(seconds_families, 2);
 }
 
+// MindX's HBM collector runs on HBM chips only: a 310P's DDR temperature, bandwidth and ECC
+// counts were exported as npu_chip_info_hbm_* series.
+TEST(ExporterMetrics, ADdrChipHasNoMindxHbmSeries) {
+  for (const char* layout : {"hbm", "classic"}) {
+    auto bus = make_node(std::string("exp-ddr-") + layout, layout);
+    for (int d = 0; d < 2; ++d) {
+      bus->writer().update_device(d).set(fid::kHbmTemperatureCelsius, 48.0).set(fid::kHbmBandwidthUtil, 72.4)
+          .set(fid::kEccSingleBitVolatile, uint64_t{0});
+    }
+    std::string text = scrape_bus(bus, std::string("exp-ddr-") + layout);
+    bool hbm = std::string(layout) == "hbm";
+    for (const char* name : {"npu_chip_info_hbm_temperature", "npu_chip_info_hbm_bandwidth_utilization",
+                             "npu_chip_info_hbm_ecc_single_bit_error_cnt"}) {
+      EXPECT_EQ(samples(text, name).size(), hbm ? 2u : 0u) << layout << " " << name;
+    }
+    EXPECT_EQ(samples(text, "npu_chip_info_temperature").size(), 2u) << layout;
+  }
+}
+
 TEST(ExporterMetrics, ProcessesAreLabelledWithDeviceAndPid) {
   auto bus = make_node("exp-procs");
   std::string text = scrape_bus(bus, "exp-procs");
