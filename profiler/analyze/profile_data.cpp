@@ -236,10 +236,10 @@ Status load_overlap(Db&, ProfileData& p) {
 Status load_node_data(Db& db, ProfileData& p) {
   auto has_mem = db.has_table("NPU_MEM");
   if (!has_mem.ok()) return has_mem.status();
-  auto mem = !*has_mem ? db.prepare("SELECT 0, 0, 0 WHERE 0") : db.prepare("SELECT deviceId, timestampNs, coalesce(hbm, ddr) FROM NPU_MEM WHERE coalesce(hbm, ddr) IS NOT NULL "
+  auto mem = !*has_mem ? db.prepare("SELECT 0, 0, 0, 0 WHERE 0") : db.prepare("SELECT deviceId, timestampNs, coalesce(hbm, ddr), hbm IS NULL FROM NPU_MEM WHERE coalesce(hbm, ddr) IS NOT NULL "
                         "ORDER BY deviceId, timestampNs");
   if (!mem.ok()) return mem.status();
-  while (mem->next()) p.memory.push_back({static_cast<int32_t>(mem->i64(0)), mem->i64(1), mem->i64(2)});
+  while (mem->next()) p.memory.push_back({static_cast<int32_t>(mem->i64(0)), mem->i64(1), mem->i64(2), mem->i64(3) != 0});
   NPUKIT_RETURN_IF_ERROR(mem->status());
   auto has = db.has_table("EMU_EVENT");
   if (!has.ok() || !*has) return has.status();

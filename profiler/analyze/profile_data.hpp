@@ -60,6 +60,7 @@ struct MemorySample {
   int32_t device = 0;
   int64_t ts = 0;
   int64_t bytes = 0;
+  bool ddr = false;  // NPU_MEM.ddr (a 310P's memory), not .hbm
 };
 
 struct NodeEvent {

@@ -264,6 +264,7 @@ void memory_tables(const ProfileData& d, Report& r) {
   for (const MemorySample& m : d.memory) {
     auto [it, fresh] = rows.try_emplace(m.device, MemoryRow{m.device, m.bytes, m.ts, m.bytes, m.bytes, 0});
     MemoryRow& row = it->second;
+    row.ddr = m.ddr;
     if (m.bytes > row.peak_bytes) row.peak_bytes = m.bytes, row.peak_ts = m.ts;
     row.last_bytes = m.bytes;
     ++row.samples;

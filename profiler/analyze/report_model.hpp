@@ -126,6 +126,7 @@ struct MemoryRow {
   int64_t peak_bytes = 0, peak_ts = 0, first_bytes = 0, last_bytes = 0;
   uint64_t samples = 0;
   int64_t capacity_bytes = 0;  // the device's HBM (0 when the recording does not say)
+  bool ddr = false;            // the samples are DDR (310P), not HBM
 };
 
 struct MemoryPoint {

@@ -184,7 +184,11 @@ std::string comm_section(const Report& r) {
 
 std::string memory_section(const Report& r) {
   std::string out = section("Memory");
-  TextTable t({"Device", "Peak HBM(MiB)", "Peak at(ms)", "First(MiB)", "Last(MiB)", "Samples"}, 0);
+  // The memory the chips have: HBM, DDR on a 310P, "memory" if a merged profile holds both.
+  bool ddr = !r.memory.empty() && std::all_of(r.memory.begin(), r.memory.end(), [](const MemoryRow& m) { return m.ddr; });
+  bool hbm = std::none_of(r.memory.begin(), r.memory.end(), [](const MemoryRow& m) { return m.ddr; });
+  std::string peak = std::string("Peak ") + (ddr ? "DDR" : hbm ? "HBM" : "memory") + "(MiB)";
+  TextTable t({"Device", peak, "Peak at(ms)", "First(MiB)", "Last(MiB)", "Samples"}, 0);
   for (const MemoryRow& m : r.memory) {
     t.add({std::to_string(m.device), mib(m.peak_bytes), ms_at(m.peak_ts, r.header.first_task), mib(m.first_bytes),
            mib(m.last_bytes), std::to_string(m.samples)});

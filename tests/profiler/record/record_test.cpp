@@ -132,6 +132,22 @@ TEST(Record, LossyModeCountsWhatItMisses) {
   for (const std::string& v : invariant_violations(run.db, true)) ADD_FAILURE() << v;
 }
 
+// A 310P's memory is DDR: the recorder writes NPU_MEM.ddr, and the report's memory section said
+// "Peak HBM" over it.
+TEST(Record, The310PsMemoryIsReportedAsDdr) {
+  ScopedNode node("ddr", "--spec 4x310P3");
+  TempDir dir("ddr");
+  auto r = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() + " " +
+                       data_path("small-train.json") + " --steps 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(sqlite(find_db(dir.str()), "SELECT count(*) > 0 FROM NPU_MEM WHERE ddr IS NOT NULL AND hbm IS NULL").output, "1\n");
+  auto memory = run_command(prof() + " report " + dir.str() + " --section memory");
+  ASSERT_EQ(memory.exit_code, 0) << memory.output;
+  EXPECT_NE(memory.output.find("Peak DDR(MiB)"), std::string::npos) << memory.output;
+  auto hbm = run_command(prof() + " report " + small_run().dir + " --section memory");
+  EXPECT_NE(hbm.output.find("Peak HBM(MiB)"), std::string::npos) << hbm.output;
+}
+
 TEST(Record, AttachRecordsARunningNodeForADuration) {
   ScopedNode node("attach", "--seed 7");
   TempDir dir("attach");
