@@ -69,6 +69,8 @@ class Recording {
   bool drained() const;
   bool jobs_open() const;
   void note_stale(const Source& src, const tf::Snapshot& snapshot);
+  std::string source_host_uid(const Source& src) const;
+  std::string source_host_name(const Source& src) const;
   void look_for_lost_node();
   const RecordOptions& o_;
   const std::atomic<bool>* stop_;
@@ -123,8 +125,23 @@ Status Recording::describe_run(Source& src, const tf::Snapshot& s) {
   NPUKIT_RETURN_IF_ERROR(set("recorder_pid", std::to_string(getpid())));
   NPUKIT_RETURN_IF_ERROR(set("events_recorded", "0"));
   NPUKIT_RETURN_IF_ERROR(set("events_missed", "0"));
-  NPUKIT_RETURN_IF_ERROR(src.sinks->insert_every(Table::kHostInfo, {std::string_view(host_uid()), std::string_view(host_name())}));
+  const std::string uid = source_host_uid(src), name = source_host_name(src);
+  NPUKIT_RETURN_IF_ERROR(src.sinks->insert_every(Table::kHostInfo, {std::string_view(uid), std::string_view(name)}));
   return src.sinks->describe(s);
+}
+
+// The host a source's ranks ran on: this machine, or, for a cluster's hosts (one bus each), the
+// emulated host: its bus name, and a uid of its own derived from this machine's, so that tools
+// grouping ranks by HOST_INFO / info.json hostUid see the cluster's hosts, not one.
+std::string Recording::source_host_uid(const Source& src) const {
+  if (sources_.size() <= 1) return host_uid();
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(host_uid() + "/" + src.node));
+  return hex;
+}
+
+std::string Recording::source_host_name(const Source& src) const {
+  return sources_.size() <= 1 ? host_name() : src.node;
 }
 
 Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& next_dir, Source& src) {
@@ -154,7 +171,7 @@ Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& ne
   if (!sinks.ok()) return sinks.status();
   src.sinks.emplace(std::move(*sinks));
   for (RankSink& s : src.sinks->sinks()) {
-    NPUKIT_RETURN_IF_ERROR(write_device_info(s.paths.prof_dir, s.device, -1, host_uid()));
+    NPUKIT_RETURN_IF_ERROR(write_device_info(s.paths.prof_dir, s.device, -1, source_host_uid(src)));
   }
   NPUKIT_RETURN_IF_ERROR(src.sinks->begin_batch());
   NPUKIT_RETURN_IF_ERROR(describe_run(src, snap));
@@ -374,7 +391,7 @@ Result<RecordResult> Recording::finish() {
     // The node died or stalled mid-recording: what came before is kept, the report says INCOMPLETE.
     NPUKIT_RETURN_IF_ERROR(sinks.set_run("node_lost", stale_));
     NPUKIT_RETURN_IF_ERROR(sinks.commit_batch());
-    auto stats = sinks.finalize(host_uid());
+    auto stats = sinks.finalize(source_host_uid(src));
     if (!stats.ok()) return stats.status();
     result_.finalize.orphan_launches += stats->orphan_launches;
     result_.finalize.overlap_rows += stats->overlap_rows;

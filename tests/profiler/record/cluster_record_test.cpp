@@ -3,6 +3,7 @@
 // ids), and the merged report names the host an injected slow-host fault made the straggler.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 
 #include "tests/profiler/invariants.hpp"
@@ -40,6 +41,7 @@ TEST(ClusterRecord, EveryHostsRanksLandInOneCollectionWithGlobalRanksAndLocalDev
   ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
   ASSERT_EQ(run.dbs.size(), 16u) << run.record.output;
   std::set<std::string> tags;
+  std::map<int, std::set<std::string>> uids;  // host -> the hostUids its ranks carry
   for (int rank = 0; rank < 16; ++rank) {
     fs::path db(run.dbs[static_cast<std::size_t>(rank)]);
     tags.insert(db.parent_path().filename().string().substr(12));
@@ -51,12 +53,20 @@ TEST(ClusterRecord, EveryHostsRanksLandInOneCollectionWithGlobalRanksAndLocalDev
     EXPECT_EQ(sqlite(db.string(), "SELECT rankId, deviceId FROM RANK_DEVICE_MAP").output, std::to_string(rank) + "|" + d + "\n");
     std::string host = run.node.name() + "-" + std::to_string(rank / 8);
     EXPECT_EQ(sqlite(db.string(), "SELECT value FROM EMU_RUN WHERE key = 'node'").output, host + "\n") << db;
+    // Each emulated host is a host of its own to tools that group ranks by host (they all read
+    // this machine's uid and name before).
+    std::string uid = info.value("hostUid", std::string());
+    EXPECT_EQ(sqlite(db.string(), "SELECT hostUid || '|' || hostName FROM HOST_INFO").output, uid + "|" + host + "\n") << db;
+    uids[rank / 8].insert(uid);
     // The cross-host AllReduce's group spans all 16 ranks; this rank is its own place in it.
     EXPECT_EQ(sqlite(db.string(), "SELECT DISTINCT rankSize FROM COMMUNICATION_OP").output, "16\n") << db;
     EXPECT_EQ(sqlite(db.string(), "SELECT DISTINCT srcRank FROM COMMUNICATION_TASK_INFO").output, std::to_string(rank) + "\n") << db;
     for (const std::string& v : invariant_violations(db.string(), true)) ADD_FAILURE() << db << ": " << v;
   }
   EXPECT_EQ(tags.size(), 1u) << "one recording: one timestamp and tag across hosts";
+  ASSERT_EQ(uids[0].size(), 1u);
+  ASSERT_EQ(uids[1].size(), 1u);
+  EXPECT_NE(*uids[0].begin(), *uids[1].begin());
 }
 
 TEST(ClusterRecord, TheMergedReportNamesTheSlowHostAsTheStraggler) {
