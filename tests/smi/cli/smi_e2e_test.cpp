@@ -65,6 +65,9 @@ TEST(SmiE2E, ASwitchedNodesPairsAreHccsSw) {
   // Its chip type is "A100", not the "A" that cutting at the first digit (Ascend910B -> Ascend) left.
   auto board = run_command(smi(node.name(), "info -t board -i 1 -c 0"));
   EXPECT_TRUE(std::regex_search(board.output, std::regex("Chip Type +: A100\n"))) << board.output;
+  // Its version line parses as npu-smi's does (digits and dots): it said "what-if".
+  auto info = run_command(smi(node.name(), "info"));
+  EXPECT_TRUE(std::regex_search(info.output, std::regex(R"(\| npu-smi [0-9.]+ +Version: [0-9.]+ +\|)"))) << info.output;
   auto map = run_command(smi(node.name(), "info -m"));
   EXPECT_TRUE(std::regex_search(map.output, std::regex(" 1 +A100\n"))) << map.output;
   ScopedNode mesh("mesh");
