@@ -41,10 +41,18 @@ template <tf::FieldId F>
 Value nv_integer(const tf::Snapshot& s, int d) { return field_integer(s, d, F); }
 template <tf::FieldId F>
 Value nv_watts(const tf::Snapshot& s, int d) { return field_real(s, d, F, 2); }
-template <tf::FieldId F>
-Value nv_mib(const tf::Snapshot& s, int d) { return field_mb(s, d, F); }
+// nvidia-smi's memory.* is the device memory: HBM, or DDR on a chip that has no HBM (310P).
+bool ddr_chip(const tf::Snapshot& s, int d) { return s.device_info(d).smi_layout == "classic"; }
+Value nv_memory_used(const tf::Snapshot& s, int d) {
+  return field_mb(s, d, ddr_chip(s, d) ? tf::fid::kDdrUsedBytes : tf::fid::kHbmUsedBytes);
+}
+Value nv_memory_total(const tf::Snapshot& s, int d) {
+  return field_mb(s, d, ddr_chip(s, d) ? tf::fid::kDdrTotalBytes : tf::fid::kHbmTotalBytes);
+}
 Value nv_memory_free(const tf::Snapshot& s, int d) {
-  tf::Sample used = s.device(d, tf::fid::kHbmUsedBytes), total = s.device(d, tf::fid::kHbmTotalBytes);
+  const bool ddr = ddr_chip(s, d);
+  tf::Sample used = s.device(d, ddr ? tf::fid::kDdrUsedBytes : tf::fid::kHbmUsedBytes);
+  tf::Sample total = s.device(d, ddr ? tf::fid::kDdrTotalBytes : tf::fid::kHbmTotalBytes);
   if (!used.ok() || !total.ok()) return Value::na();
   uint64_t free = total.as_u64() > used.as_u64() ? total.as_u64() - used.as_u64() : 0;
   return Value::bytes_as_mb(free);
@@ -97,9 +105,9 @@ void add_nvidia_columns(std::vector<Column>& cols) {
       nvidia("temperature.memory", "C", "npu_hbm_temperature_celsius, rounded", nv_integer<f::kHbmTemperatureCelsius>),
       nvidia("power.draw", "W", "npu_power_watts", nv_watts<f::kPowerWatts>),
       nvidia("power.limit", "W", "npu_power_limit_watts", nv_watts<f::kPowerLimitWatts>),
-      nvidia("memory.used", "MiB", "npu_hbm_used_bytes in MiB", nv_mib<f::kHbmUsedBytes>),
-      nvidia("memory.total", "MiB", "npu_hbm_total_bytes in MiB", nv_mib<f::kHbmTotalBytes>),
-      nvidia("memory.free", "MiB", "HBM total - used, MiB", nv_memory_free),
+      nvidia("memory.used", "MiB", "npu_hbm_used_bytes (DDR on a 310P) in MiB", nv_memory_used),
+      nvidia("memory.total", "MiB", "npu_hbm_total_bytes (DDR on a 310P) in MiB", nv_memory_total),
+      nvidia("memory.free", "MiB", "HBM (DDR on a 310P) total - used, MiB", nv_memory_free),
       nvidia("utilization.gpu", "%", "npu_aicore_utilization_percent, rounded", nv_integer<f::kAicoreUtil>),
       nvidia("utilization.memory", "%", "npu_hbm_bandwidth_utilization_percent, rounded", nv_integer<f::kHbmBandwidthUtil>),
       nvidia("clocks.sm", "MHz", "npu_aicore_clock_mhz", nv_integer<f::kAicoreClockMhz>),

@@ -83,6 +83,8 @@ const std::vector<GoldenCase>& cases() {
       {"query_nvidia_nounits", "910b_faults",
        {"--query-gpu=index,temperature.gpu,power.draw,memory.used,ecc.errors.uncorrected.volatile.total,"
         "clocks_throttle_reasons.active,total_energy_consumption", "--format=csv,noheader,nounits"}, 0},
+      // On a 310P, nvidia-smi's memory.* is the DDR (it read NA: the HBM fields have no value there).
+      {"query_nvidia_310p", "310p_classic", {"--query-gpu=index,memory.used,memory.total,memory.free", "--format=csv"}, 0},
       {"help_query", "910b_reference", {"--help-query"}, 0},
       {"health_faults", "910b_faults", {"health"}, 2},
       {"health_faults_json", "910b_faults", {"health", "--json"}, 2},
