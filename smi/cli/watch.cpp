@@ -56,8 +56,11 @@ const std::vector<WatchColumn>& watch_columns() {
   return cols;
 }
 
-// The columns in npu-smi's fixed order: the -s letters given (all when none), without NPU
-// Util / AI Cube on chips other than the 910B family (npu-smi drops them there).
+Value read_na(const tf::Snapshot&, int) { return Value::na(); }
+
+// The columns in npu-smi's fixed order: the -s letters given (all when none). NPU Util and AI
+// Cube are the 910B family's: without -s they are left out on other chips; asked for with -s
+// n or u, they print NA there, as the driver prints every selected header.
 // Memory(%) is HBM usage on HBM-layout chips and DDR usage on the others (its key says which).
 std::vector<WatchColumn> selected(const std::string& types, const tf::Snapshot& s) {
   bool cube_family = s.device_count() > 0 && s.device_info(0).chip_type == "Ascend910B";
@@ -65,8 +68,10 @@ std::vector<WatchColumn> selected(const std::string& types, const tf::Snapshot& 
   std::vector<WatchColumn> out;
   for (const WatchColumn& c : watch_columns()) {
     if (!types.empty() && types.find(c.letter) == std::string::npos) continue;
-    if ((c.letter == 'n' || c.letter == 'u') && !cube_family) continue;
+    bool family_only = c.letter == 'n' || c.letter == 'u';
+    if (family_only && !cube_family && types.empty()) continue;
     out.push_back(c);
+    if (family_only && !cube_family) out.back().read = read_na;
     if (c.letter == 'm' && !hbm) out.back().key = "npu_ddr_usage_percent";
   }
   return out;

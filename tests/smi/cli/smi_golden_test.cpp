@@ -67,6 +67,8 @@ const std::vector<GoldenCase>& cases() {
       {"topo_json", "910b_reference", {"topo", "--json"}, 0},
       {"watch_default", "910b_reference", {"info", "watch", "--count", "2", "-d", "0.01"}, 0},
       {"watch_310p_s", "310p_classic", {"info", "watch", "-i", "2", "-s", "ptm", "--count", "1"}, 0},
+      // NPU Util / AI Cube asked for on a 310P: the headers, with NA (they were dropped, leaving no column).
+      {"watch_310p_nu", "310p_classic", {"info", "watch", "-i", "2", "-s", "nu", "--count", "1"}, 0},
       {"watch_timestamp", "910b_reference", {"info", "watch", "--timestamp", "-s", "pta", "--count", "2", "-d", "0.01"}, 0},
       {"watch_csv", "910b_reference", {"info", "watch", "--format", "csv", "--count", "3", "-d", "0.01"}, 0},
       {"watch_json", "910b_reference", {"info", "watch", "--format", "json", "--count", "2", "-d", "0.01"}, 0},
