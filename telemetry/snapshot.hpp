@@ -67,6 +67,9 @@ struct DeviceInfo {
   std::string pcb_id;            // <= 15
   std::string bom_id;            // <= 15
   std::string die_id;            // VDie ID: 5 groups of 8 hex digits, unique per chip, <= 47
+
+  // The chip's memory is HBM (npu-smi's "hbm" layout); else it is DDR (310P, "classic").
+  bool has_hbm() const { return smi_layout != "classic"; }
 };
 
 struct LinkInfo {

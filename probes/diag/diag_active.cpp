@@ -78,7 +78,7 @@ uint64_t ecc_single_bit(const tf::Snapshot& s, int d) {
   return s.device(d, fid::kEccSingleBitVolatile).number().value_or(0);
 }
 
-bool hbm_layout(const tf::Snapshot& s, int d) { return s.device_info(d).smi_layout != "classic"; }
+bool hbm_layout(const tf::Snapshot& s, int d) { return s.device_info(d).has_hbm(); }
 
 }  // namespace
 

@@ -1,6 +1,5 @@
 #include "probes/diag/diagnostics.hpp"
 
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -118,7 +117,7 @@ void device_specs(const DiagContext& ctx, std::span<const int> devices, DiagTest
     std::vector<std::string> why;
     if (info.aicore_count <= 0) why.push_back("reports " + std::to_string(info.aicore_count) + " AI cores");
     if (info.bus_id.empty()) why.push_back("has no PCIe bus id");
-    bool hbm = info.smi_layout != "classic";
+    bool hbm = info.has_hbm();
     auto memory = s.device(d, hbm ? fid::kHbmTotalBytes : fid::kDdrTotalBytes).number();
     if (!memory || *memory <= 0) why.push_back(std::string(hbm ? "HBM" : "DDR") + " capacity is 0 or missing");
     auto clock = s.device(d, fid::kAicoreClockMaxMhz).number();

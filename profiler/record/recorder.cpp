@@ -47,6 +47,10 @@ struct Source {
   std::optional<tf::Snapshot> first;                  // at open
   std::set<uint64_t> open_jobs;
   uint64_t events = 0, missed = 0;
+  // The host its ranks ran on (HOST_INFO, info.json hostUid): this machine, or, for a cluster's
+  // hosts (one bus each), the emulated host: its bus name, and a uid of its own derived from this
+  // machine's, so that tools grouping ranks by host see the cluster's hosts, not one.
+  std::string host_uid, host_name;
 };
 
 class Recording {
@@ -69,8 +73,6 @@ class Recording {
   bool drained() const;
   bool jobs_open() const;
   void note_stale(const Source& src, const tf::Snapshot& snapshot);
-  std::string source_host_uid(const Source& src) const;
-  std::string source_host_name(const Source& src) const;
   void look_for_lost_node();
   const RecordOptions& o_;
   const std::atomic<bool>* stop_;
@@ -125,23 +127,8 @@ Status Recording::describe_run(Source& src, const tf::Snapshot& s) {
   NPUKIT_RETURN_IF_ERROR(set("recorder_pid", std::to_string(getpid())));
   NPUKIT_RETURN_IF_ERROR(set("events_recorded", "0"));
   NPUKIT_RETURN_IF_ERROR(set("events_missed", "0"));
-  const std::string uid = source_host_uid(src), name = source_host_name(src);
-  NPUKIT_RETURN_IF_ERROR(src.sinks->insert_every(Table::kHostInfo, {std::string_view(uid), std::string_view(name)}));
+  NPUKIT_RETURN_IF_ERROR(src.sinks->insert_every(Table::kHostInfo, {std::string_view(src.host_uid), std::string_view(src.host_name)}));
   return src.sinks->describe(s);
-}
-
-// The host a source's ranks ran on: this machine, or, for a cluster's hosts (one bus each), the
-// emulated host: its bus name, and a uid of its own derived from this machine's, so that tools
-// grouping ranks by HOST_INFO / info.json hostUid see the cluster's hosts, not one.
-std::string Recording::source_host_uid(const Source& src) const {
-  if (sources_.size() <= 1) return host_uid();
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(host_uid() + "/" + src.node));
-  return hex;
-}
-
-std::string Recording::source_host_name(const Source& src) const {
-  return sources_.size() <= 1 ? host_name() : src.node;
 }
 
 Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& next_dir, Source& src) {
@@ -171,7 +158,7 @@ Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& ne
   if (!sinks.ok()) return sinks.status();
   src.sinks.emplace(std::move(*sinks));
   for (RankSink& s : src.sinks->sinks()) {
-    NPUKIT_RETURN_IF_ERROR(write_device_info(s.paths.prof_dir, s.device, -1, source_host_uid(src)));
+    NPUKIT_RETURN_IF_ERROR(write_device_info(s.paths.prof_dir, s.device, -1, src.host_uid));
   }
   NPUKIT_RETURN_IF_ERROR(src.sinks->begin_batch());
   NPUKIT_RETURN_IF_ERROR(describe_run(src, snap));
@@ -223,7 +210,15 @@ Status Recording::open() {
     }
   }
   int devices = 0;
-  for (const Source& src : sources_) devices += src.first->device_count();
+  const std::string machine_uid = host_uid();
+  for (Source& src : sources_) {
+    devices += src.first->device_count();
+    src.host_uid = machine_uid, src.host_name = host_name();
+    if (sources_.size() == 1) continue;
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016zx", std::hash<std::string>{}(machine_uid + "/" + src.node));
+    src.host_uid = hex, src.host_name = src.node;
+  }
   // Every bus's trees in one go: one recording (one timestamp and tag), numbered in bus order.
   auto dirs = create_prof_dirs(o_.out_dir, realtime_now_ns(), devices);
   if (!dirs.ok()) return dirs.status();
@@ -391,7 +386,7 @@ Result<RecordResult> Recording::finish() {
     // The node died or stalled mid-recording: what came before is kept, the report says INCOMPLETE.
     NPUKIT_RETURN_IF_ERROR(sinks.set_run("node_lost", stale_));
     NPUKIT_RETURN_IF_ERROR(sinks.commit_batch());
-    auto stats = sinks.finalize(source_host_uid(src));
+    auto stats = sinks.finalize(src.host_uid);
     if (!stats.ok()) return stats.status();
     result_.finalize.orphan_launches += stats->orphan_launches;
     result_.finalize.overlap_rows += stats->overlap_rows;

@@ -1,6 +1,7 @@
 // health: per-device verdicts from the passive rules in probes/, with small exit codes.
 #include <algorithm>
 #include <ostream>
+#include <set>
 
 #include "probes/health/health_rules.hpp"
 #include "telemetry/incidents.hpp"
@@ -62,13 +63,13 @@ Document build_health_doc(const tf::Snapshot& s, const std::vector<int>& devices
   doc.add("", "node", Value::str(s.node().node_name)).add("", "node_spec", Value::str(s.node().node_spec));
   // -i N judges that card only: the headline says so, and counts the node's other incidents.
   const bool subset = !devices.empty() && static_cast<int>(devices.size()) < s.device_count();
+  std::set<int> cards;
+  for (int d : devices) cards.insert(s.device_info(d).npu_id);
   std::string scope;
-  for (int d : devices) {
-    std::string card = "NPU " + std::to_string(s.device_info(d).npu_id);
-    if (subset && scope.find(card) == std::string::npos) scope += (scope.empty() ? "" : ", ") + card;
-  }
+  for (int card : cards) scope += (scope.empty() ? "NPU " : ", NPU ") + std::to_string(card);
   doc.add("", "scope", subset ? Value::str(scope) : Value::na());
-  std::size_t elsewhere = subset ? pr::evaluate_node(s).incidents.size() - report.incidents.size() : 0;
+  // The whole node's report holds every incident; this one those on or touching its cards.
+  std::size_t elsewhere = subset ? pr::node_incidents(s).size() - report.incidents.size() : 0;
   doc.add("", "incidents_elsewhere", Value::integer(static_cast<int64_t>(elsewhere)));
   doc.add("", "verdict", Value::str(pr::verdict_name(report.verdict)));
   doc.add("", "exit_code", Value::integer(verdict_exit_code(report.verdict)));

@@ -171,7 +171,7 @@ std::string render_classic(const Document& doc) {
 Document build_info_doc(const tf::Snapshot& s) {
   Document doc;
   const tf::NodeInfo& node = s.node();
-  bool hbm = s.device_count() == 0 || s.device_info(0).smi_layout != "classic";
+  bool hbm = s.device_count() == 0 || s.device_info(0).has_hbm();
   doc.add("", "node", Value::str(node.node_name)).add("", "node_spec", Value::str(node.node_spec));
   doc.add("", "tool_version", Value::str(node.tool_version));
   doc.add("", "driver_version", Value::str(node.driver_version));

@@ -16,7 +16,7 @@ namespace {
 constexpr std::string_view kTypes[] = {"board",  "common", "usages", "health", "temp",   "power",       "memory",
                                        "ecc",    "proc-mem", "product", "sensors", "topo", "phyid-remap"};
 
-bool hbm_layout(const tf::Snapshot& s, int d) { return s.device_info(d).smi_layout != "classic"; }
+bool hbm_layout(const tf::Snapshot& s, int d) { return s.device_info(d).has_hbm(); }
 // An identity string, NA (null in JSON) where the part has none.
 Value id_value(const std::string& text) { return text.empty() || text == "NA" ? Value::na() : Value::str(text); }
 

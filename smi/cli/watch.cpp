@@ -23,7 +23,7 @@ struct WatchColumn {
   Value (*read)(const tf::Snapshot& s, int d);
 };
 
-bool memory_is_hbm(const tf::Snapshot& s, int d) { return s.device_info(d).smi_layout != "classic"; }
+bool memory_is_hbm(const tf::Snapshot& s, int d) { return s.device_info(d).has_hbm(); }
 
 Value read_power(const tf::Snapshot& s, int d) {
   if (s.device_info(d).chip_type == "Ascend310P") return Value::pair(nullptr, "NA");  // npu-smi: NA on 310P

@@ -42,17 +42,16 @@ Value nv_integer(const tf::Snapshot& s, int d) { return field_integer(s, d, F); 
 template <tf::FieldId F>
 Value nv_watts(const tf::Snapshot& s, int d) { return field_real(s, d, F, 2); }
 // nvidia-smi's memory.* is the device memory: HBM, or DDR on a chip that has no HBM (310P).
-bool ddr_chip(const tf::Snapshot& s, int d) { return s.device_info(d).smi_layout == "classic"; }
-Value nv_memory_used(const tf::Snapshot& s, int d) {
-  return field_mb(s, d, ddr_chip(s, d) ? tf::fid::kDdrUsedBytes : tf::fid::kHbmUsedBytes);
+tf::FieldId memory_used_field(const tf::Snapshot& s, int d) {
+  return s.device_info(d).has_hbm() ? tf::fid::kHbmUsedBytes : tf::fid::kDdrUsedBytes;
 }
-Value nv_memory_total(const tf::Snapshot& s, int d) {
-  return field_mb(s, d, ddr_chip(s, d) ? tf::fid::kDdrTotalBytes : tf::fid::kHbmTotalBytes);
+tf::FieldId memory_total_field(const tf::Snapshot& s, int d) {
+  return s.device_info(d).has_hbm() ? tf::fid::kHbmTotalBytes : tf::fid::kDdrTotalBytes;
 }
+Value nv_memory_used(const tf::Snapshot& s, int d) { return field_mb(s, d, memory_used_field(s, d)); }
+Value nv_memory_total(const tf::Snapshot& s, int d) { return field_mb(s, d, memory_total_field(s, d)); }
 Value nv_memory_free(const tf::Snapshot& s, int d) {
-  const bool ddr = ddr_chip(s, d);
-  tf::Sample used = s.device(d, ddr ? tf::fid::kDdrUsedBytes : tf::fid::kHbmUsedBytes);
-  tf::Sample total = s.device(d, ddr ? tf::fid::kDdrTotalBytes : tf::fid::kHbmTotalBytes);
+  tf::Sample used = s.device(d, memory_used_field(s, d)), total = s.device(d, memory_total_field(s, d));
   if (!used.ok() || !total.ok()) return Value::na();
   uint64_t free = total.as_u64() > used.as_u64() ? total.as_u64() - used.as_u64() : 0;
   return Value::bytes_as_mb(free);

@@ -133,7 +133,7 @@ void render_mindx(Exposition& ex, const tf::Snapshot& s, const std::vector<Label
     // MindX's HBM collector runs on HBM chips only: a 310P's DDR figures are not HBM series.
     const bool hbm_family = m.name.starts_with("npu_chip_info_hbm_");
     for (int d = 0; d < s.device_count(); ++d) {
-      if (hbm_family && s.device_info(d).smi_layout == "classic") continue;
+      if (hbm_family && !s.device_info(d).has_hbm()) continue;
       if (auto v = s.device(d, m.field).number()) ex.sample(labels[d], convert(m.convert, *v));
     }
   }

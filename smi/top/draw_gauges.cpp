@@ -85,7 +85,7 @@ Style power_style(std::optional<double> fraction) {
 }
 
 MemoryFields memory_fields(const Frame& f, int device) {
-  bool classic = device < f.snapshot.device_count() && f.snapshot.device_info(device).smi_layout == "classic";
+  bool classic = device < f.snapshot.device_count() && !f.snapshot.device_info(device).has_hbm();
   if (classic) return {telemetry::fid::kDdrUsedBytes, telemetry::fid::kDdrTotalBytes};
   return {telemetry::fid::kHbmUsedBytes, telemetry::fid::kHbmTotalBytes};
 }
