@@ -72,9 +72,12 @@ struct DeviceInfo {
   bool has_hbm() const { return smi_layout != "classic"; }
 };
 
+// One direction of a physical link: data flows from device_a to device_b. An end that is not a
+// device of this node is -1: the host (PCIe), the switch (an HCCS port into an NVSwitch-like
+// fabric) or the network (a RoCE port), told by kind. At most one end is -1.
 struct LinkInfo {
-  int32_t device_a = 0;
-  int32_t device_b = 0;          // -1 for a link to the host (PCIe)
+  int32_t device_a = 0;          // the sending end
+  int32_t device_b = 0;          // the receiving end
   std::string kind;              // "hccs", "pcie", "roce", <= 15
   double peak_bytes_per_s = 0;   // one direction
   double latency_ns = 0;         // the fixed cost of one transfer over it (alpha), ns

@@ -72,7 +72,7 @@ Result<Identity> encode_identity(const WriterOptions& o) {
   for (std::size_t i = 0; i < o.links.size(); ++i) {
     const LinkInfo& l = o.links[i];
     int n = static_cast<int>(o.devices.size());
-    if (l.device_a < 0 || l.device_a >= n || l.device_b < -1 || l.device_b >= n) {
+    if (l.device_a < -1 || l.device_a >= n || l.device_b < -1 || l.device_b >= n || (l.device_a < 0 && l.device_b < 0)) {
       return InvalidArgument(at + "link " + std::to_string(i) + " joins devices " +
                              std::to_string(l.device_a) + " and " + std::to_string(l.device_b) +
                              ", the node has " + std::to_string(n));

@@ -100,8 +100,9 @@ tf::WriterOptions writer_options_for(const Node& node, const std::string& node_n
   for (int id : published_links(node, view)) {
     const Link& l = node.fabric().links()[id];
     tf::LinkInfo info;
-    info.device_a = (l.src >= 0 ? l.src : l.dst) - view.first;  // the bus wants a device first; -1 = the host
-    info.device_b = l.src >= 0 && l.dst >= 0 ? l.dst - view.first : -1;  // a RoCE port: kind "roce", to -1
+    // The direction data flows; the host, a switch or the network is -1 (told by kind).
+    info.device_a = l.src >= 0 ? l.src - view.first : -1;
+    info.device_b = l.dst >= 0 ? l.dst - view.first : -1;
     info.kind = link_bus_kind(l.kind);
     info.peak_bytes_per_s = l.bandwidth_bps;
     info.latency_ns = static_cast<double>(l.latency_ns);
@@ -118,10 +119,13 @@ Publisher::Publisher(Node& node, tf::Writer& writer, HostView view)
       last_health_(node.device_count(), 0),
       links_(published_links(node, view)),
       bus_links_(node.fabric().links().size(), -1),
-      has_hccs_(static_cast<std::size_t>(node.device_count()), false) {
+      has_hccs_(static_cast<std::size_t>(node.device_count()), false),
+      pcie_links_(static_cast<std::size_t>(node.device_count()), {-1, -1}) {
   for (std::size_t i = 0; i < links_.size(); ++i) bus_links_[static_cast<std::size_t>(links_[i])] = static_cast<int>(i);
   for (const Link& l : node.fabric().links()) {
     if (l.kind == LinkKind::kHccs && l.src >= 0) has_hccs_[static_cast<std::size_t>(l.src)] = true;
+    if (l.kind == LinkKind::kPcie && l.src >= 0 && l.dst < 0) pcie_links_[static_cast<std::size_t>(l.src)].first = l.id;
+    if (l.kind == LinkKind::kPcie && l.src < 0 && l.dst >= 0) pcie_links_[static_cast<std::size_t>(l.dst)].second = l.id;
   }
   node_.engine().add_observer(this);
   node_.events().add(this);
@@ -292,7 +296,7 @@ double pct(double fraction) { return fraction * 100.0; }
 
 
 // Utilizations over the physics window and the monotonic activity totals.
-void set_activity(tf::Writer::Update& u, const Device& dev, bool has_hccs) {
+void set_activity(tf::Writer::Update& u, const Device& dev, bool has_hccs, uint64_t pcie_tx, uint64_t pcie_rx) {
   const DeviceSpec& spec = dev.spec();
   const DeviceSensors& s = dev.sensors();
   const DeviceCounters& c = dev.counters();
@@ -307,7 +311,7 @@ void set_activity(tf::Writer::Update& u, const Device& dev, bool has_hccs) {
   u.set(tf::fid::kVectorBusyNs, static_cast<uint64_t>(c.vector_busy_core_ns / spec.aicore_count));
   u.set(tf::fid::kAicpuBusyNs, static_cast<uint64_t>(c.aicpu_busy_core_ns / spec.aicpu_count));
   u.set(tf::fid::kFlopsTotal, c.flops_total).set(tf::fid::kHbmBytesTotal, c.hbm_bytes_total);
-  u.set(tf::fid::kPcieTxBytesTotal, c.pcie_d2h_bytes_total).set(tf::fid::kPcieRxBytesTotal, c.pcie_h2d_bytes_total);
+  u.set(tf::fid::kPcieTxBytesTotal, pcie_tx).set(tf::fid::kPcieRxBytesTotal, pcie_rx);
   u.set(tf::fid::kKernelsTotal, c.kernels_total).set(tf::fid::kAicpuKernelsTotal, c.aicpu_kernels_total);
   u.set(tf::fid::kCopiesTotal, c.copies_total);
 }
@@ -367,7 +371,7 @@ void Publisher::publish_device(int d) {
   auto health = static_cast<uint64_t>(alarms.empty() ? Health::kOk : alarms.front().severity);
   uint64_t code = alarms.empty() ? 0 : alarms.front().code;
   auto u = writer_.update_device(d - first_);
-  set_activity(u, dev, has_hccs_[static_cast<std::size_t>(d)]);
+  set_activity(u, dev, has_hccs_[static_cast<std::size_t>(d)], pcie_bytes(d, true), pcie_bytes(d, false));
   set_sensors(u, dev);
   set_health(u, dev, health, alarms);
   u.set(tf::fid::kProcessCount, static_cast<uint64_t>(dev.memory().usage_by_pid().size()));
@@ -378,11 +382,20 @@ void Publisher::publish_device(int d) {
   }
 }
 
+uint64_t Publisher::pcie_bytes(int device, bool to_host) const {
+  const DeviceCounters& c = node_.device(device).counters();
+  const auto [up, down] = pcie_links_[static_cast<std::size_t>(device)];
+  const int link = to_host ? up : down;
+  const uint64_t fabric = link >= 0 ? node_.fabric().links()[static_cast<std::size_t>(link)].bytes_total : 0;
+  return (to_host ? c.pcie_d2h_bytes_total : c.pcie_h2d_bytes_total) + fabric;
+}
+
 void Publisher::publish_links() {
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const Link& l = node_.fabric().links()[links_[i]];
     auto u = writer_.update_link(static_cast<int>(i));
-    u.set(tf::fid::kLinkTxBytesTotal, l.bytes_total);
+    const bool pcie = l.kind == LinkKind::kPcie && (l.src < 0) != (l.dst < 0);
+    u.set(tf::fid::kLinkTxBytesTotal, pcie ? pcie_bytes(l.src >= 0 ? l.src : l.dst, l.src >= 0) : l.bytes_total);
     u.set(tf::fid::kLinkUp, uint64_t{l.up ? 1u : 0u});
     u.set(tf::fid::kLinkRatePercent, l.rate_share * 100.0);
     u.set(tf::fid::kLinkDownEventsRecent, static_cast<uint64_t>(l.down_events.size()));

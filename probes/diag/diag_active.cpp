@@ -222,8 +222,9 @@ std::vector<LinkPair> switch_pairs(const tf::Snapshot& s, std::span<const int> d
   std::map<int, double> port;  // device -> its port's rate, the slower direction
   for (int link = 0; link < s.link_count(); ++link) {
     const tf::LinkInfo& l = s.link_info(link);
-    if (!is_hccs(l.kind) || l.device_a < 0 || l.device_b >= 0 || in_use.count(l.device_a)) continue;
-    auto [it, added] = port.emplace(l.device_a, l.peak_bytes_per_s);
+    const int chip = l.device_a >= 0 ? l.device_a : l.device_b;  // a port: one end is the switch (-1)
+    if (!is_hccs(l.kind) || (l.device_a >= 0 && l.device_b >= 0) || in_use.count(chip)) continue;
+    auto [it, added] = port.emplace(chip, l.peak_bytes_per_s);
     if (!added) it->second = std::min(it->second, l.peak_bytes_per_s);
   }
   std::vector<int> ring;

@@ -7,12 +7,12 @@
 //                          wait = the time this rank waited for the group's last rank to arrive
 //                          (all synchronization in the emulator's model); transit = elapse -
 //                          wait; idle = elapse - transit - wait = 0.
-//   CommAnalyzerBandwidth  hccl_op_name, group_name, transport_type (HCCS or PCIE: the group's
-//                          link), transit_size (MB), transit_time (ms), bandwidth (GB/s),
+//   CommAnalyzerBandwidth  hccl_op_name, group_name, transport_type (HCCS, PCIE or RDMA),
+//                          transit_size (MB), transit_time (ms), bandwidth (GB/s),
 //                          large_packet_ratio, package_size (MB), count, total_duration (ms).
-//                          transit_size = the bytes this rank sends: its per-rank bytes x the
-//                          nccl-tests size and bus factors of the op for the group's size; sent
-//                          as one message per peer (mesh: every other rank; ring: the next).
+//                          transit_size = the bytes this rank sent over the transport: the sum
+//                          of its COMMUNICATION_TASK_INFO rows (one per send, the plan of
+//                          telemetry/collective_traffic.hpp), count = the sends.
 //   CommAnalyzerMatrix     hccl_op_name, group_name, src_rank, dst_rank (ranks in the group),
 //                          transport_type, transit_size (MB), transit_time (ms), bandwidth (GB/s).
 //

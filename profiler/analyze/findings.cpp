@@ -298,23 +298,6 @@ double input_bytes(const std::string& shapes, const std::string& dtypes) {
   return total;
 }
 
-namespace {
-// AllGather, ReduceScatter and AlltoAll move n x the per-rank count (nccl-tests' PERFORMANCE.md).
-bool gathered(const std::string& op) {
-  return op.find("allGather") != std::string::npos || op.find("reduceScatter") != std::string::npos ||
-         op.find("alltoall") != std::string::npos;
-}
-}  // namespace
-
-double algbw_size_factor(const std::string& op, int ranks) { return gathered(op) ? std::max(ranks, 1) : 1; }
-
-double busbw_factor(const std::string& op, int ranks) {
-  double n = std::max(ranks, 1);
-  if (op.find("allReduce") != std::string::npos) return 2 * (n - 1) / n;
-  if (gathered(op)) return (n - 1) / n;
-  return 1;
-}
-
 double latency_hops(const std::string& op, const std::string& algorithm, int ranks) {
   const double n = std::max(ranks, 1);
   const bool all_reduce = op.find("allReduce") != std::string::npos;
@@ -322,11 +305,6 @@ double latency_hops(const std::string& op, const std::string& algorithm, int ran
   if (all_reduce) return 2 * (n - 1);
   if (op.find("broadcast") != std::string::npos) return n;
   return n - 1;
-}
-
-HierarchicalShares hierarchical_shares(double ranks, double hosts) {
-  const double l = ranks / hosts;
-  return {2 * (l - 1) / l, 2 * (hosts - 1) / hosts / l};
 }
 
 void add_findings(const ProfileData& data, Report& r) {

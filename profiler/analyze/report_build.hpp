@@ -12,6 +12,7 @@
 
 #include "profiler/analyze/profile_data.hpp"
 #include "profiler/analyze/report_model.hpp"
+#include "telemetry/collective_traffic.hpp"
 
 namespace npukit::prof {
 
@@ -42,21 +43,16 @@ std::vector<int64_t> wait_times(const ProfileData& data);
 // Bytes of one call's inputs from msprof-style shapes ("8,16;16") and dtypes ("FLOAT16;INT64");
 // 0 when a dtype is unknown.
 double input_bytes(const std::string& shapes, const std::string& dtypes);
-// nccl-tests' algbw data size factor (x bytes per rank) and busbw factor for a collective type.
-double algbw_size_factor(const std::string& op_type, int ranks);
-double busbw_factor(const std::string& op_type, int ranks);
+// nccl-tests' factors and HCCL's split across hosts (telemetry/collective_traffic.hpp).
+using telemetry::algbw_size_factor;
+using telemetry::busbw_factor;
+using telemetry::hierarchical_shares;
+using telemetry::HierarchicalShares;
 // The link latencies a collective pays one after another (the alpha terms of its alpha-beta
 // time) on `algorithm` ("RING", else a mesh): ring AllReduce 2(n-1), ring ReduceScatter and
 // AllGather n-1, ring Broadcast n; mesh AllReduce 2 (reduce-scatter, then all-gather); every other
 // mesh collective and AlltoAll (every pair at once) 1.
 double latency_hops(const std::string& op_type, const std::string& algorithm, int ranks);
-// HCCL's AllReduce across `hosts` hosts of `ranks` members (L = ranks / hosts per host): the bytes
-// each rank sends, as fractions of the op's bytes, within its host (reduce-scatter + all-gather,
-// 2(L-1)/L) and across hosts (an allreduce of its 1/L share on the ring of the hosts, 2(H-1)/H/L).
-struct HierarchicalShares {
-  double intra = 0, inter = 0;
-};
-HierarchicalShares hierarchical_shares(double ranks, double hosts);
 
 // Adds the plain-language findings (findings.cpp).
 void add_findings(const ProfileData& data, Report& report);

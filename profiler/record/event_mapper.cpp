@@ -1,8 +1,10 @@
 #include "profiler/record/event_mapper.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "profiler/store/schema.hpp"
+#include "telemetry/collective_traffic.hpp"
 
 namespace npukit::prof {
 
@@ -169,6 +171,9 @@ Result<const EventMapper::Group*> EventMapper::group(uint32_t bus_id) {
   // the NPUs' RoCE ports) for one that spans hosts.
   g.link_type = info->link == "HCCS" ? enum_id::kLinkHccs : info->link == "RDMA" ? enum_id::kLinkRoce : enum_id::kLinkPcie;
   g.transport = info->link == "RDMA" ? enum_id::kTransportRdma : enum_id::kTransportSdma;
+  if (options_.host_devices > 0) {
+    for (int device : info->devices) g.host_of_rank.push_back(device / options_.host_devices);
+  }
   g.info = std::move(*info);
   return &groups_.emplace(bus_id, std::move(g)).first->second;
 }
@@ -196,12 +201,27 @@ Status EventMapper::collective(const tf::Event& e) {
                                    {*op_name, start, end, i64(task_id), g ? g->name : ids_.na, op_id, int64_t{0},
                                     int64_t{0}, dtype, g ? g->algorithm : ids_.na, count, *op_type,
                                     int64_t{e.device}, int64_t{g ? g->info.size() : 0}}));
-  double bandwidth = end > start ? static_cast<double>(bytes) * 1e9 / static_cast<double>(end - start) : 0.0;
   int64_t src_rank = g ? g->info.rank_of(e.device + options_.device_base) : e.device;
-  return w_.insert(Table::kCommunicationTaskInfo,
-                   {*op_type, *gid, ids_.communication, int64_t{0}, g ? g->name : ids_.na, kNoNotifyId,
-                    enum_id::kRdmaNA, src_rank, kNoId32, g ? g->transport : enum_id::kTransportSdma, bytes, dtype,
-                    g ? g->link_type : options_.link_type, op_id, int64_t{1}, bandwidth});
+  auto bandwidth = [&](double size) { return end > start ? size * 1e9 / static_cast<double>(end - start) : 0.0; };
+  auto row = [&](int64_t plane, int64_t dst_rank, int64_t transport, int64_t size, int64_t link_type) {
+    return w_.insert(Table::kCommunicationTaskInfo,
+                     {*op_type, *gid, ids_.communication, plane, g ? g->name : ids_.na, kNoNotifyId, enum_id::kRdmaNA,
+                      src_rank, dst_rank, transport, size, dtype, link_type, op_id, int64_t{1},
+                      bandwidth(static_cast<double>(size))});
+  };
+  std::vector<tf::RankSend> sends;
+  if (g) sends = tf::rank_sends(g->info, static_cast<int>(src_rank), *type_text, static_cast<double>(bytes), g->host_of_rank);
+  if (sends.empty()) {  // a one-member group, or an event without a communicator
+    return row(0, kNoId32, g ? g->transport : enum_id::kTransportSdma, bytes, g ? g->link_type : options_.link_type);
+  }
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    const tf::RankSend& s = sends[i];
+    const bool rdma = s.transport == "RDMA";
+    const int64_t link = rdma ? enum_id::kLinkRoce : s.transport == "HCCS" ? enum_id::kLinkHccs : enum_id::kLinkPcie;
+    NPUKIT_RETURN_IF_ERROR(row(static_cast<int64_t>(i), s.peer, rdma ? enum_id::kTransportRdma : enum_id::kTransportSdma,
+                               std::llround(s.bytes), link));
+  }
+  return Status::Ok();
 }
 
 Status EventMapper::launch(const tf::Event& e) {

@@ -9,8 +9,10 @@
 //   collective  -> TASK (COMMUNICATION) + COMMUNICATION_OP + COMMUNICATION_TASK_INFO, with the
 //                  communicator the event names (telemetry/comm_group.hpp): groupName, rankSize,
 //                  algType (MESH/RING), dataType (ENUM_HCCL_DATA_TYPE) and count in elements;
-//                  the task info row has this rank's srcRank in the group and the link type
-//                  (HCCS or PCIE). opName = "<opType>_<group>_<k>" for the k-th op of that type on
+//                  one task info row per send this rank makes (telemetry/collective_traffic.hpp:
+//                  srcRank, dstRank, size, the send's link and transport, planeId its index,
+//                  bandwidth its bytes over the op's time), all on the op's device task; a
+//                  one-member group's op is one row to dstRank 4294967295 (local). opName = "<opType>_<group>_<k>" for the k-th op of that type on
 //                  the group, so the ranks of one collective share an opName. An event without a
 //                  communicator (older producers) gets "N/A" fields, count in bytes, and rankSize
 //                  from the devices sharing its opName at finalize.
@@ -49,6 +51,7 @@ class EventMapper {
     int64_t clock_base_ns = 0;
     int64_t link_type = 1;  // ENUM_HCCL_LINK_TYPE of collectives: HCCS, or PCIE on PCIe-only nodes
     int device_base = 0;    // a cluster host's bus: the cluster-wide id of its device 0 (groups list those)
+    int host_devices = 0;   // devices per host: cluster-wide device d is on host d / host_devices (0: one host)
   };
 
   static Result<EventMapper> create(ProfileWriter& writer, Resolver resolver, Options options);
@@ -70,6 +73,7 @@ class EventMapper {
     int64_t link_type = 0;            // ENUM_HCCL_LINK_TYPE
     int64_t transport = 0;            // ENUM_HCCL_TRANSPORT_TYPE: RDMA across hosts, SDMA within one
     telemetry::CommGroup info;
+    std::vector<int> host_of_rank;  // empty: not known (one host)
   };
   struct Ids {  // STRING_IDS ids interned once
     int64_t ai_core, ai_vector_core, ai_cpu, memcpy, communication, na, flops, nd, empty, alloc, free;

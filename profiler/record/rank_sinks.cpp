@@ -24,7 +24,10 @@ Result<RankSinks> RankSinks::create(const RankSinkOptions& o, EventMapper::Resol
     auto writer = ProfileWriter::create(sink.paths.db, o.session_start_ns);
     if (!writer.ok()) return writer.status();
     sink.writer = std::move(*writer);
-    auto mapper = EventMapper::create(*sink.writer, resolver, {.clock_base_ns = o.clock_base_ns, .link_type = o.link_type, .device_base = o.device_base});
+    auto mapper = EventMapper::create(*sink.writer, resolver, {.clock_base_ns = o.clock_base_ns,
+                                                               .link_type = o.link_type,
+                                                               .device_base = o.device_base,
+                                                               .host_devices = o.host_devices});
     if (!mapper.ok()) return mapper.status();
     sink.mapper = std::make_unique<EventMapper>(std::move(*mapper));
     sink.sampler = std::make_unique<CounterSampler>(*sink.writer, o.clock_base_ns, d);

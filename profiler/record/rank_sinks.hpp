@@ -42,6 +42,7 @@ struct RankSinkOptions {
   int64_t clock_base_ns = 0;     // bus time -> Unix ns
   int64_t link_type = 1;         // ENUM_HCCL_LINK_TYPE of collectives without a communicator
   int device_base = 0;           // the bus's device 0 in the cluster's numbering (NodeInfo)
+  int host_devices = 0;          // devices per host (a cluster's hosts are alike): rank sends across hosts
   // The PROF_ trees, one per device, when the caller made them (several hosts' buses recorded as
   // one collection); empty: created here under out_dir.
   std::vector<ProfPaths> dirs = {};

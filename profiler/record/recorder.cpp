@@ -153,6 +153,7 @@ Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& ne
                                   .clock_base_ns = base,
                                   .link_type = hccs ? enum_id::kLinkHccs : enum_id::kLinkPcie,
                                   .device_base = snap.node().device_base,
+                                  .host_devices = snap.device_count(),
                                   .dirs = std::move(mine)},
                                  resolve);
   if (!sinks.ok()) return sinks.status();

@@ -102,7 +102,7 @@ constexpr TableDef kTables[] = {
     {"EMU_EVENT_TYPE", O::kEmulator, kEmuEventType, "EMU_EVENT.type: the bus's event types and what a..d hold"},
     {"EMU_STEP", O::kEmulator, kEmuStep, "step windows per job and device"},
     {"EMU_COUNTER", O::kEmulator, kEmuCounter, "every sampled counter by its telemetry field name"},
-    {"EMU_LINK", O::kEmulator, kEmuLink, "the node's links (linkId of EMU_COUNTER rows)"},
+    {"EMU_LINK", O::kEmulator, kEmuLink, "the node's links, one row per direction: deviceA sends, deviceB receives, -1 the host, switch or network (linkId of EMU_COUNTER rows)"},
 };
 
 using Row = std::pair<int64_t, std::string_view>;

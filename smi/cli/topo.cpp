@@ -51,7 +51,8 @@ int numa_of(const tf::Snapshot& s, int d, std::size_t numa_nodes) {
 bool switch_port(const tf::Snapshot& s, int d) {
   for (int l = 0; l < s.link_count(); ++l) {
     const tf::LinkInfo& info = s.link_info(l);
-    if (info.kind == "hccs" && info.device_a == d && info.device_b < 0) return true;
+    bool port = (info.device_a == d && info.device_b < 0) || (info.device_b == d && info.device_a < 0);
+    if (info.kind == "hccs" && port) return true;
   }
   return false;
 }

@@ -146,14 +146,15 @@ void render_links(Exposition& ex, const tf::Snapshot& s) {
       auto v = s.link(l, f->id).number();
       if (!v) continue;
       const tf::LinkInfo& info = s.link_info(l);
-      // pair names the physical link, the same for both directions ("0-3", "2-host", a RoCE
-      // port "2-roce"): alerts aggregate by it so one down link is one alert.
-      std::string pair = info.device_b < 0 || info.device_a < info.device_b
-                             ? tf::link_ends_name(info.device_a, info.device_b, info.kind)
-                             : tf::link_ends_name(info.device_b, info.device_a, info.kind);
-      std::string b = info.device_b < 0 ? pair.substr(pair.find('-') + 1) : std::to_string(info.device_b);
-      ex.sample({{"link", std::to_string(l)}, {"kind", info.kind}, {"device_a", std::to_string(info.device_a)},
-                 {"device_b", b}, {"pair", pair}},
+      // device_a sends, device_b receives; an end that is no device is named ("host", "switch",
+      // "roce"). pair names the physical link, the same for both directions ("0-3", "2-host", a
+      // RoCE port "2-roce"): alerts aggregate by it so one down link is one alert.
+      const int low = info.device_a < 0 || (info.device_b >= 0 && info.device_b < info.device_a) ? info.device_b : info.device_a;
+      std::string pair = tf::link_ends_name(low, low == info.device_a ? info.device_b : info.device_a, info.kind);
+      std::string far = pair.substr(pair.find('-') + 1);  // the name of a non-device end
+      auto end = [&](int d) { return d < 0 ? far : std::to_string(d); };
+      ex.sample({{"link", std::to_string(l)}, {"kind", info.kind}, {"device_a", end(info.device_a)},
+                 {"device_b", end(info.device_b)}, {"pair", pair}},
                 *v * exporter_scale(*f));
     }
   }

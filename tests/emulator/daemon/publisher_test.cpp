@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <tuple>
 
 #include "emulator/runtime/program_runner.hpp"
 #include "telemetry/comm_group.hpp"
@@ -270,6 +271,45 @@ TEST(PublisherLinks, A1GiBAllreduceShowsOnTheLinksItUsesAndIdleLinksReadZero) {
   for (int d = 0; d < 8; ++d) EXPECT_EQ(*snap.device(d, tf::fid::kHccsBandwidthUtil).number(), 0.0);
 }
 
+// A PCIe-only node's PCIe link carries both the device's host copies and the collectives that go
+// through the host: the device's PCIe counters and its PCIe links' counters are the same bytes.
+// They were disjoint (the device counted only copies, the link only collectives), so npu-smi and
+// the exporter disagreed on what one link moved.
+TEST(PublisherLinks, ADevicesPcieCountersAndItsPcieLinksCountTheSameBytes) {
+  PublishedNode p = publish_node("pcie-bytes", {.spec = "4x310P3", .jitter = 0});
+  Node& node = *p.node;
+  std::vector<Context*> ranks;
+  std::vector<StreamId> streams;
+  for (int d = 0; d < 2; ++d) {
+    ranks.push_back(&make_context(node, d, 700 + d));
+    streams.push_back(ranks.back()->create_stream());
+  }
+  auto comm = node.create_communicator("pair", ranks, CollectiveAlgo::kRing);
+  ASSERT_TRUE(comm.ok());
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(ranks[r]->all_reduce(streams[r], *comm, 0, 0, 1 << 20, DType::kFloat16).ok());
+  ASSERT_TRUE(ranks[0]->memcpy_h2d(streams[0], 0, nullptr, 3 << 20).ok());
+  ASSERT_TRUE(ranks[1]->memcpy_d2h(streams[1], nullptr, 0, 5 << 20).ok());
+  node.run_until_idle();
+  tf::Snapshot snap = p.publish();
+  std::vector<int> ids = published_links(node);
+  for (int d = 0; d < 2; ++d) {
+    uint64_t up = 0, down = 0, fabric = 0;
+    for (int l = 0; l < snap.link_count(); ++l) {
+      const tf::LinkInfo& info = snap.link_info(l);
+      if (info.kind != "pcie") continue;
+      uint64_t bytes = snap.link(l, tf::fid::kLinkTxBytesTotal).as_u64();
+      if (info.device_a == d) up += bytes;
+      if (info.device_b == d) down += bytes;
+      fabric += info.device_a == d || info.device_b == d ? node.fabric().links()[static_cast<std::size_t>(ids[static_cast<std::size_t>(l)])].bytes_total : 0;
+    }
+    EXPECT_GT(fabric, 0u) << "device " << d << ": the allreduce went through the host";
+    EXPECT_EQ(snap.device(d, tf::fid::kPcieTxBytesTotal).as_u64(), up) << "device " << d;
+    EXPECT_EQ(snap.device(d, tf::fid::kPcieRxBytesTotal).as_u64(), down) << "device " << d;
+  }
+  EXPECT_GE(snap.device(0, tf::fid::kPcieRxBytesTotal).as_u64(), uint64_t{3} << 20);
+  EXPECT_GE(snap.device(1, tf::fid::kPcieTxBytesTotal).as_u64(), uint64_t{5} << 20);
+}
+
 TEST(PublisherLinks, ADeviceWithoutHccsLinksHasNoHccsFigure) {
   PublishedNode p = publish_node("pcie", {.spec = "4x310P3"});
   tf::Snapshot snap = p.publish();
@@ -277,6 +317,31 @@ TEST(PublisherLinks, ADeviceWithoutHccsLinksHasNoHccsFigure) {
     EXPECT_EQ(snap.device(d, tf::fid::kHccsBandwidthUtil).status, tf::SampleStatus::kNotSupported);
   }
   for (int l = 0; l < snap.link_count(); ++l) EXPECT_EQ(*snap.link(l, tf::fid::kLinkBandwidthUtil).number(), 0.0);
+}
+
+// Every published link is one direction of a fabric link: device_a sends, device_b receives,
+// -1 the host or switch. A PCIe link's two directions, and an 8xA100's port into its switch, were
+// both published device first ((d, -1) twice), so nothing could tell what the host sent from
+// what it received (the profile's HCCS rxThroughput on an A100 read 0).
+TEST(PublisherLinks, EachLinkIsPublishedInTheDirectionItCarries) {
+  for (const char* spec : {"8x910B2", "4x310P3", "8xA100"}) {
+    PublishedNode p = publish_node(std::string("dir-") + spec, {.spec = spec});
+    tf::Snapshot snap = p.publish();
+    std::vector<int> ids = published_links(*p.node);
+    ASSERT_EQ(snap.link_count(), static_cast<int>(ids.size())) << spec;
+    std::set<std::tuple<int, int, std::string>> seen;
+    int from_far_end = 0;
+    for (int l = 0; l < snap.link_count(); ++l) {
+      const Link& fabric = p.node->fabric().links()[static_cast<std::size_t>(ids[static_cast<std::size_t>(l)])];
+      const tf::LinkInfo& info = snap.link_info(l);
+      EXPECT_EQ(info.device_a, fabric.src) << spec << " link " << l;
+      EXPECT_EQ(info.device_b, fabric.dst) << spec << " link " << l;
+      EXPECT_TRUE(seen.insert({info.device_a, info.device_b, info.kind}).second)
+          << spec << ": two links publish " << info.device_a << " -> " << info.device_b << " " << info.kind;
+      from_far_end += info.device_a < 0;
+    }
+    EXPECT_GT(from_far_end, 0) << spec << ": no link carries data from the host or switch";
+  }
 }
 
 // A lost device gives no readings: not its temperature or power, nor its current clock or the

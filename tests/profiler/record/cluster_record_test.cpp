@@ -143,10 +143,13 @@ TEST(ClusterRecord, ACollectiveAcrossHostsIsRdmaOverRoceWithHccsWithinEachHost) 
   ASSERT_EQ(run.dbs.size(), 16u) << run.record.output;
   for (int rank : {3, 12}) {
     fs::path db(run.dbs[static_cast<std::size_t>(rank)]);
-    EXPECT_EQ(sqlite(db.string(), "SELECT DISTINCT l.name || '|' || t.name FROM COMMUNICATION_TASK_INFO i "
-                                  "JOIN ENUM_HCCL_LINK_TYPE l ON l.id = i.linkType JOIN ENUM_HCCL_TRANSPORT_TYPE t ON t.id = i.transportType")
+    // One task info row per send: SDMA over HCCS to the 7 peers in its host, RDMA over its RoCE
+    // port to its peer on the other host (the op's single row read ROCE|RDMA to no rank).
+    EXPECT_EQ(sqlite(db.string(), "SELECT l.name || '|' || t.name, count(DISTINCT i.dstRank) FROM COMMUNICATION_TASK_INFO i "
+                                  "JOIN ENUM_HCCL_LINK_TYPE l ON l.id = i.linkType JOIN ENUM_HCCL_TRANSPORT_TYPE t ON t.id = i.transportType "
+                                  "GROUP BY 1 ORDER BY 1")
                   .output,
-              "ROCE|RDMA\n") << db;
+              "HCCS|SDMA|7\nROCE|RDMA|1\n") << db;
     std::string analysis = (db.parent_path() / "analyze" / "communication_analyzer.db").string();
     const int host = rank / 8, other = 1 - host, local = rank % 8;
     std::string hccs_peers;

@@ -38,6 +38,11 @@ std::string findings_after(const std::string& spec, const std::string& tag, cons
     EXPECT_EQ(sqlite(find_dbs(dir.str()).front(),
                      "SELECT DISTINCT l.latencyNs FROM EMU_LINK l JOIN STRING_IDS s ON s.id = l.kind WHERE s.value = 'hccs'").output,
               "1500\n");
+    // What a GPU receives through its port is counted: the port's switch-to-GPU direction was
+    // published as GPU-to-switch, so rxThroughput read 0 while the ring moved data both ways.
+    EXPECT_EQ(sqlite(find_dbs(dir.str()).front(),
+                     "SELECT max(rxThroughput) > 0 AND abs(sum(rxThroughput) - sum(txThroughput)) < 0.05 * sum(txThroughput) FROM HCCS").output,
+              "1\n");
     // Not an Ascend chip: NPU_INFO names it as itself (it read "AscendA100-emu").
     EXPECT_EQ(sqlite(find_dbs(dir.str()).front(), "SELECT DISTINCT name FROM NPU_INFO").output, "A100-emu\n");
   }

@@ -152,6 +152,22 @@ TEST(Groups, CommAnalyzerTablesPerRankInMsprofUnits) {
   }
 }
 
+// COMMUNICATION_TASK_INFO is one row per send, as msprof's small communication tasks are: each
+// AllReduce of a 2-rank group sends S x 2(n-1)/n = S bytes (fp16: count x 2) to the other rank,
+// at its bytes over the op's time. It was one row per op to dstRank 4294967295 (no rank) with
+// the op's whole buffer, so a src/dst matrix could not be built from the profile.
+TEST(Groups, CommunicationTaskInfoIsOneRowPerSend) {
+  const RecordedRun& run = dp2_tp2_run();
+  ASSERT_EQ(run.dbs.size(), 4u);
+  for (const std::string& db : run.dbs) {
+    EXPECT_EQ(sqlite(db, "SELECT count(*) = (SELECT count(*) FROM COMMUNICATION_OP) FROM COMMUNICATION_TASK_INFO").output, "1\n") << db;
+    EXPECT_EQ(sqlite(db, "SELECT count(*) FROM COMMUNICATION_TASK_INFO i JOIN COMMUNICATION_OP o ON o.opId = i.opId "
+                         "WHERE i.srcRank + i.dstRank != 1 OR i.size != o.count * 2 "
+                         "OR abs(i.bandwidth * (o.endNs - o.startNs) / 1e9 - i.size) > 1").output,
+              "0\n") << db;
+  }
+}
+
 TEST(Groups, GoldenCommunicationSection) {
   const RecordedRun& run = dp2_tp2_run();
   auto r = run_command(prof() + " report " + run.dir + " --section comm");

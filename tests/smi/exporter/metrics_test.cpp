@@ -2,6 +2,8 @@
 // and promtool's lint.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -95,6 +97,40 @@ TEST(ExporterMetrics, ADdrChipHasNoMindxHbmSeries) {
     }
     EXPECT_EQ(samples(text, "npu_chip_info_temperature").size(), 2u) << layout;
   }
+}
+
+// A link's series name its direction: device_a sends, device_b receives, and an end that is no
+// device is named (host, switch, roce). The two directions of a PCIe link both read
+// device_a="1",device_b="host" before, so a dashboard could not tell what the host sent.
+TEST(ExporterMetrics, LinkSeriesNameTheDirectionTheyCarry) {
+  tf::WriterOptions o;
+  o.node = "exp-dir-" + std::to_string(getpid());
+  o.node_info.card_count = 2;
+  for (int d = 0; d < 2; ++d) {
+    tf::DeviceInfo info;
+    info.npu_id = info.logic_id = info.phy_id = d;
+    info.name = "910B2";
+    o.devices.push_back(info);
+  }
+  o.links = {{0, 1, "hccs", 56e9}, {1, 0, "hccs", 56e9}, {1, -1, "pcie", 32e9}, {-1, 1, "pcie", 32e9},
+             {0, -1, "roce", 25e9}, {-1, 0, "roce", 25e9}};
+  auto bus = tf::InProcessBus::create(o);
+  ASSERT_TRUE(bus.ok()) << bus.status().message();
+  for (int l = 0; l < 6; ++l) (*bus)->writer().update_link(l).set(fid::kLinkUp, uint64_t{1});
+  std::string text = scrape_bus(*bus, o.node);
+  for (const char* labels : {"link=\"0\",kind=\"hccs\",device_a=\"0\",device_b=\"1\",pair=\"0-1\"",
+                             "link=\"1\",kind=\"hccs\",device_a=\"1\",device_b=\"0\",pair=\"0-1\"",
+                             "link=\"2\",kind=\"pcie\",device_a=\"1\",device_b=\"host\",pair=\"1-host\"",
+                             "link=\"3\",kind=\"pcie\",device_a=\"host\",device_b=\"1\",pair=\"1-host\"",
+                             "link=\"4\",kind=\"roce\",device_a=\"0\",device_b=\"roce\",pair=\"0-roce\"",
+                             "link=\"5\",kind=\"roce\",device_a=\"roce\",device_b=\"0\",pair=\"0-roce\""}) {
+    EXPECT_NE(text.find(std::string("npu_link_up{") + labels + "} 1\n"), std::string::npos) << labels << "\n" << text;
+  }
+  o.links = {{-1, -1, "pcie", 32e9}};
+  o.node += "-bad";
+  auto bad = tf::InProcessBus::create(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("link 0 joins devices -1 and -1"), std::string::npos) << bad.status().message();
 }
 
 TEST(ExporterMetrics, ProcessesAreLabelledWithDeviceAndPid) {

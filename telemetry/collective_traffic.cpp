@@ -1,0 +1,74 @@
+#include "telemetry/collective_traffic.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace npukit::telemetry {
+
+namespace {
+
+// AllGather, ReduceScatter and AlltoAll move n x the per-rank count (nccl-tests' PERFORMANCE.md).
+bool gathered(std::string_view op) {
+  return op.find("allGather") != std::string_view::npos || op.find("reduceScatter") != std::string_view::npos ||
+         op.find("alltoall") != std::string_view::npos;
+}
+
+// The hierarchical sends of `rank`: its own host's members, then the same local index on the next host.
+std::vector<RankSend> hierarchical_sends(const CommGroup& g, int rank, double bytes, std::span<const int> host_of_rank) {
+  std::map<int, std::vector<int>> by_host;  // host -> its ranks, in order
+  for (int r = 0; r < g.size(); ++r) by_host[host_of_rank[static_cast<std::size_t>(r)]].push_back(r);
+  const auto here = by_host.find(host_of_rank[static_cast<std::size_t>(rank)]);
+  const std::vector<int>& local = here->second;
+  const auto index = static_cast<std::size_t>(std::find(local.begin(), local.end(), rank) - local.begin());
+  const bool mesh = g.algorithm.rfind("MESH", 0) == 0;
+  const HierarchicalShares share = hierarchical_shares(g.size(), static_cast<double>(by_host.size()));
+  std::vector<int> intra;
+  for (std::size_t p = 0; p < local.size(); ++p) {
+    if (local[p] != rank && (mesh || p == (index + 1) % local.size())) intra.push_back(local[p]);
+  }
+  std::vector<RankSend> out;
+  for (int peer : intra) out.push_back({peer, mesh ? "HCCS" : "PCIE", share.intra * bytes / static_cast<double>(intra.size())});
+  auto next = std::next(here) == by_host.end() ? by_host.begin() : std::next(here);
+  if (next != here && index < next->second.size()) out.push_back({next->second[index], "RDMA", share.inter * bytes});
+  return out;
+}
+
+}  // namespace
+
+double algbw_size_factor(std::string_view op, int ranks) { return gathered(op) ? std::max(ranks, 1) : 1; }
+
+double busbw_factor(std::string_view op, int ranks) {
+  double n = std::max(ranks, 1);
+  if (op.find("allReduce") != std::string_view::npos) return 2 * (n - 1) / n;
+  if (gathered(op)) return (n - 1) / n;
+  return 1;
+}
+
+HierarchicalShares hierarchical_shares(double ranks, double hosts) {
+  const double l = ranks / hosts;
+  return {2 * (l - 1) / l, 2 * (hosts - 1) / hosts / l};
+}
+
+std::vector<RankSend> rank_sends(const CommGroup& g, int rank, std::string_view op_type, double bytes,
+                                 std::span<const int> host_of_rank) {
+  const int n = g.size();
+  if (n < 2 || rank < 0 || rank >= n) return {};
+  const bool hosts_known = host_of_rank.size() == static_cast<std::size_t>(n);
+  if (hosts_known && g.link == "RDMA" && g.algorithm.find('-') != std::string::npos) {
+    return hierarchical_sends(g, rank, bytes, host_of_rank);
+  }
+  std::vector<int> peers;
+  if (g.algorithm == "RING") {
+    peers.push_back((rank + 1) % n);
+  } else {
+    for (int p = 0; p < n; ++p) {
+      if (p != rank) peers.push_back(p);
+    }
+  }
+  const double sent = bytes * algbw_size_factor(op_type, n) * busbw_factor(op_type, n);
+  std::vector<RankSend> out;
+  for (int peer : peers) out.push_back({peer, g.link, sent / static_cast<double>(peers.size())});
+  return out;
+}
+
+}  // namespace npukit::telemetry

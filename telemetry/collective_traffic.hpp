@@ -1,0 +1,53 @@
+// What a collective moves: nccl-tests' bandwidth factors, HCCL's split of an AllReduce across
+// hosts, and the sends one rank makes, peer by peer. The profile's COMMUNICATION_TASK_INFO rows
+// (one per send), msprof's communication analysis tables and the report's algbw/busbw all read
+// this one plan.
+//
+// op_type is HCCL's name of the collective ("hcom_allReduce_", "hcom_allGather_",
+// "hcom_reduceScatter_", "hcom_alltoall_", "hcom_broadcast_"); a name holding none of these
+// moves its bytes once.
+//
+// Thread-safety: pure functions.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "telemetry/comm_group.hpp"
+
+namespace npukit::telemetry {
+
+// nccl-tests' algbw data size factor (x bytes per rank: n for AllGather, ReduceScatter and
+// AlltoAll) and busbw factor (AllReduce 2(n-1)/n, the gathered ones (n-1)/n, else 1).
+double algbw_size_factor(std::string_view op_type, int ranks);
+double busbw_factor(std::string_view op_type, int ranks);
+
+// HCCL's AllReduce across `hosts` hosts of `ranks` members (L = ranks / hosts per host): the bytes
+// each rank sends, as fractions of the op's bytes, within its host (reduce-scatter + all-gather,
+// 2(L-1)/L) and across hosts (an allreduce of its 1/L share on the ring of the hosts, 2(H-1)/H/L).
+struct HierarchicalShares {
+  double intra = 0, inter = 0;
+};
+HierarchicalShares hierarchical_shares(double ranks, double hosts);
+
+// One send of a rank in one collective: to the member of rank `peer`, over `transport` ("HCCS",
+// "PCIE" or "RDMA", as msprof's analysis tables name them), `bytes` bytes.
+struct RankSend {
+  int peer = 0;
+  std::string transport;
+  double bytes = 0;
+};
+
+// The sends rank `rank` of `group` makes in one collective of `op_type` over a buffer of `bytes`
+// (COMMUNICATION_OP's count x its data type's size). Within a host a rank sends the bytes the busbw
+// factor says, spread evenly over its peers: every other member on a mesh, the next member on a
+// ring. A group across hosts (algorithm "MESH-RING"/"RING-RING") runs HCCL's hierarchical
+// AllReduce: its intra-host share to its own host's members (HCCS on a mesh, PCIE on a ring), its
+// inter-host share over RDMA to the member of the same local index on the next host.
+// host_of_rank[r] is the host of rank r (any ids; empty: one host). None for a one-member group.
+std::vector<RankSend> rank_sends(const CommGroup& group, int rank, std::string_view op_type, double bytes,
+                                 std::span<const int> host_of_rank);
+
+}  // namespace npukit::telemetry

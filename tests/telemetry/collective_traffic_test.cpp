@@ -1,0 +1,73 @@
+// The sends one rank makes in a collective: what COMMUNICATION_TASK_INFO and msprof's analysis
+// tables are written from.
+#include "telemetry/collective_traffic.hpp"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+namespace npukit::telemetry {
+namespace {
+
+double total(const std::vector<RankSend>& sends) {
+  return std::accumulate(sends.begin(), sends.end(), 0.0, [](double t, const RankSend& s) { return t + s.bytes; });
+}
+
+TEST(CollectiveTraffic, AMeshAllReduceSendsAnNthToEachPeerInEachPhase) {
+  CommGroup g{"dp0", {0, 2, 4, 6}, "MESH", "HCCS"};
+  auto sends = rank_sends(g, 1, "hcom_allReduce_", 4e6, {});
+  ASSERT_EQ(sends.size(), 3u);
+  EXPECT_EQ(sends[0].peer, 0);
+  EXPECT_EQ(sends[1].peer, 2);
+  EXPECT_EQ(sends[2].peer, 3);
+  for (const RankSend& s : sends) {
+    EXPECT_EQ(s.transport, "HCCS");
+    EXPECT_DOUBLE_EQ(s.bytes, 2e6);  // S/n in the reduce-scatter and S/n in the all-gather
+  }
+  EXPECT_DOUBLE_EQ(total(sends), 4e6 * busbw_factor("hcom_allReduce_", 4));
+}
+
+TEST(CollectiveTraffic, ARingSendsEverythingToTheNextRank) {
+  CommGroup g{"world", {0, 1, 2, 3}, "RING", "PCIE"};
+  auto sends = rank_sends(g, 3, "hcom_allGather_", 1e6, {});
+  ASSERT_EQ(sends.size(), 1u);
+  EXPECT_EQ(sends[0].peer, 0);
+  EXPECT_EQ(sends[0].transport, "PCIE");
+  EXPECT_DOUBLE_EQ(sends[0].bytes, 3e6);  // n x S x (n-1)/n
+}
+
+TEST(CollectiveTraffic, AnAllReduceAcrossHostsSendsWithinItsHostThenToItsPeerOnTheNextHost) {
+  CommGroup g{"dp0", {0, 1, 2, 3, 8, 9, 10, 11}, "MESH-RING", "RDMA"};
+  std::vector<int> hosts{0, 0, 0, 0, 1, 1, 1, 1};
+  auto sends = rank_sends(g, 5, "hcom_allReduce_", 8e6, hosts);
+  ASSERT_EQ(sends.size(), 4u);
+  HierarchicalShares share = hierarchical_shares(8, 2);  // L = 4: 2(L-1)/L = 1.5; 2(H-1)/H/L = 0.25
+  EXPECT_DOUBLE_EQ(share.intra, 1.5);
+  EXPECT_DOUBLE_EQ(share.inter, 0.25);
+  const std::vector<int> host_peers{4, 6, 7};  // rank 5's own host: ranks 4..7
+  for (std::size_t i = 0; i < host_peers.size(); ++i) {
+    EXPECT_EQ(sends[i].peer, host_peers[i]);
+    EXPECT_EQ(sends[i].transport, "HCCS");
+    EXPECT_DOUBLE_EQ(sends[i].bytes, 8e6 * 1.5 / 3);
+  }
+  EXPECT_EQ(sends[3].peer, 1);  // local index 1 on the other host
+  EXPECT_EQ(sends[3].transport, "RDMA");
+  EXPECT_DOUBLE_EQ(sends[3].bytes, 8e6 * 0.25);
+}
+
+TEST(CollectiveTraffic, AGroupOfOneOrARankOutsideItSendsNothing) {
+  EXPECT_TRUE(rank_sends({"solo", {3}, "MESH", "HCCS"}, 0, "hcom_allReduce_", 1e6, {}).empty());
+  EXPECT_TRUE(rank_sends({"tp0", {0, 1}, "MESH", "HCCS"}, 2, "hcom_allReduce_", 1e6, {}).empty());
+  EXPECT_TRUE(rank_sends({"tp0", {0, 1}, "MESH", "HCCS"}, -1, "hcom_allReduce_", 1e6, {}).empty());
+}
+
+TEST(CollectiveTraffic, NcclTestsFactors) {
+  EXPECT_DOUBLE_EQ(busbw_factor("hcom_allReduce_", 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor("hcom_reduceScatter_", 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(busbw_factor("hcom_broadcast_", 8), 1.0);
+  EXPECT_DOUBLE_EQ(algbw_size_factor("hcom_alltoall_", 8), 8.0);
+  EXPECT_DOUBLE_EQ(algbw_size_factor("hcom_allReduce_", 8), 1.0);
+}
+
+}  // namespace
+}  // namespace npukit::telemetry
