@@ -23,7 +23,7 @@ constexpr OpName kOpNames[] = {
     {Kind::kAlloc, "alloc"},   {Kind::kFree, "free"},         {Kind::kEmptyCache, "empty_cache"},
     {Kind::kKernel, "kernel"}, {Kind::kMemcpy, "memcpy"},     {Kind::kRecord, "record"},
     {Kind::kWait, "wait"},     {Kind::kCollective, "collective"}, {Kind::kHostDelay, "host_delay"},
-    {Kind::kSync, "sync"},     {Kind::kMemTest, "memtest"},
+    {Kind::kSync, "sync"},     {Kind::kMemTest, "memtest"},  {Kind::kInput, "input"},
 };
 
 const char* op_name(Kind k) {
@@ -126,6 +126,11 @@ ProgramOp parse_op(const json& j, const std::string& path, const RankProgram& ra
       r.only({"op", "ns"});
       break;
     case Kind::kSync: r.only({"op", "stream"}); break;
+    case Kind::kInput:
+      op.count = static_cast<uint64_t>(r.integer("samples", 0, true));
+      if (err.ok() && op.count == 0) r.fail("samples", "must be > 0");
+      r.only({"op", "samples"});
+      break;
     case Kind::kMemTest:
       op.buffer = r.text("buf", "", true);
       op.count = static_cast<uint64_t>(r.integer("patterns", 4));
@@ -182,6 +187,7 @@ json op_to_json(const ProgramOp& op) {
       if (op.comm) j["comm"] = op.comm;
       break;
     case Kind::kHostDelay: j["ns"] = op.ns; break;
+    case Kind::kInput: j["samples"] = op.count; break;
     case Kind::kMemTest: j["buf"] = op.buffer; j["patterns"] = op.count; break;
     default: break;
   }
@@ -310,7 +316,9 @@ Result<Program> parse_program(const json& j) {
   p.dispatch_ns = r.integer("dispatch_ns", 0);
   p.jit_compile = r.boolean("jit_compile", false);
   p.layout = r.text("layout", "");
+  p.host_input_samples_per_s = r.number("host_input_samples_per_s", 0);
   if (err.ok() && p.dispatch_ns < 0) r.fail("dispatch_ns", "must be >= 0");
+  if (err.ok() && !(p.host_input_samples_per_s >= 0)) r.fail("host_input_samples_per_s", "must be >= 0");
   p.repeat = r.integer("repeat", 1);
   if (err.ok() && p.repeat < 0) r.fail("repeat", "must be >= 0");
   if (r.has("process")) {
@@ -329,7 +337,7 @@ Result<Program> parse_program(const json& j) {
   }
   parse_comms(j, p, err);
   parse_faults(j, p, err);
-  r.only({"name", "allocator", "launch", "dispatch_ns", "jit_compile", "layout", "repeat", "process", "comm", "comms", "faults", "ranks"});
+  r.only({"name", "allocator", "launch", "dispatch_ns", "jit_compile", "layout", "host_input_samples_per_s", "repeat", "process", "comm", "comms", "faults", "ranks"});
   if (!r.has("ranks") || !j["ranks"].is_array() || j["ranks"].empty()) r.fail("ranks", "expected a non-empty array");
   for (std::size_t i = 0; err.ok() && i < j["ranks"].size(); ++i) {
     std::string path = "ranks[" + std::to_string(i) + "]";
@@ -383,6 +391,7 @@ json program_to_json(const Program& p) {
   json j = {{"name", p.name}, {"allocator", p.allocator}, {"launch", p.launch}, {"dispatch_ns", p.dispatch_ns}, {"layout", p.layout}, {"repeat", p.repeat},
             {"process", {{"pid", p.pid}, {"name", p.process_name}}}, {"ranks", ranks}};
   if (p.jit_compile) j["jit_compile"] = true;
+  if (p.host_input_samples_per_s > 0) j["host_input_samples_per_s"] = p.host_input_samples_per_s;
   if (!p.comms.empty()) {
     j["comms"] = json::array();
     for (const auto& c : p.comms) j["comms"].push_back({{"name", c.name}, {"algo", c.algo}, {"ranks", c.ranks}});

@@ -49,7 +49,7 @@ inline constexpr uint64_t kMaxMemTestPatterns = 8;
 
 struct ProgramOp {
   enum class Kind : uint8_t { kAlloc, kFree, kEmptyCache, kKernel, kMemcpy, kRecord, kWait, kCollective,
-                              kHostDelay, kSync, kMemTest };
+                              kHostDelay, kSync, kMemTest, kInput };
   Kind kind = Kind::kKernel;
   int stream = -1;           // -1: none / all (sync)
   int event = -1;
@@ -60,7 +60,7 @@ struct ProgramOp {
   nlohmann::json inputs;     // kernel: [{"shape":[...],"dtype":"..."}]
   nlohmann::json attrs;      // kernel attributes (object)
   uint32_t block_dim = 0;
-  uint64_t count = 0;        // collective elements; memtest patterns
+  uint64_t count = 0;        // collective elements; memtest patterns; input samples
   std::string dtype;         // collective dtype
   std::string reduce = "sum";
   int root_or_peer = 0;
@@ -117,6 +117,10 @@ struct Program {
   int64_t dispatch_ns = 0;       // eager: the framework's host time per op before its launch call
   bool jit_compile = false;      // eager: compile each op online for each new static shape
   std::string layout;            // how the ranks split the model, e.g. "dp4 x tp2" ("" = not said)
+  // The input pipeline of each host (data loader workers, decoding and augmentation on its CPUs,
+  // shared by the job's ranks on that host): samples it prepares per second. An "input" op takes
+  // its samples from its host's pipeline and waits until they are ready. 0: no limit.
+  double host_input_samples_per_s = 0;
   int64_t repeat = 1;
   std::vector<CommSpec> comms;
   std::vector<ProgramFault> faults;

@@ -65,6 +65,12 @@ ProgramOp delay(double ms) {
   return op;
 }
 
+ProgramOp input_op(int64_t samples) {
+  ProgramOp op = op_of(Kind::kInput);
+  op.count = static_cast<uint64_t>(std::max<int64_t>(samples, 1));
+  return op;
+}
+
 
 // The activation bytes of the forward layers when each varying layer has its k-th value: each
 // op's output, except a value passed inside a fused kernel (`materialized[i]` false), which never
@@ -264,6 +270,9 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
   }
   auto& step = rp.step;
   if (w.loader_ms > 0) step.push_back(delay(w.loader_ms));
+  // The first rank of each tensor-parallel group takes the replica's batch from its host's input
+  // pipeline (its tp peers wait for it at their first collective).
+  if (w.host_input_samples_per_s > 0 && rank % w.tp == 0) step.push_back(input_op(w.samples_per_step));
   // The activations: allocated at the step's start, or, when a layer varies, as the first varying
   // layer runs (its size is known only then), so an allocation that must flush the cache comes
   // with forward work already queued.
@@ -333,6 +342,7 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
   base.launch = w.launch;
   base.dispatch_ns = static_cast<int64_t>(w.op_dispatch_us * 1e3);
   base.jit_compile = w.jit_compile;
+  base.host_input_samples_per_s = o.host_input_samples_per_s >= 0 ? o.host_input_samples_per_s : w.host_input_samples_per_s;
   base.repeat = o.steps > 0 ? o.steps : w.steps;
   std::vector<int> devices = !o.devices.empty() ? o.devices : w.devices;
   int ranks = w.ranks();
@@ -342,6 +352,7 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
   Workload shaped = w;
   shaped.fusion = w.fusion && o.fusion;
   shaped.allocator = base.allocator;
+  shaped.host_input_samples_per_s = base.host_input_samples_per_s;
   if (static_cast<int>(devices.size()) != ranks) {  // --devices chose fewer/more ranks: scale dp
     const int per_dp = w.tp * w.pp;  // data parallelism scales; tensor and pipeline stay
     if (devices.empty() || (per_dp > 1 && devices.size() % static_cast<std::size_t>(per_dp) != 0)) {

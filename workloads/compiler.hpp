@@ -26,6 +26,7 @@ struct CompileOptions {
   std::vector<int> devices;      // empty: the workload's, else 0..ranks-1
   std::string allocator;         // empty: the workload's
   bool fusion = true;            // false: no op fusion whatever the workload says (npu-run --no-fusion)
+  double host_input_samples_per_s = -1;  // >= 0: replaces the workload's (npu-run --host-input-rate)
   std::string process_name = "npu-run";
 };
 

@@ -20,6 +20,7 @@ telemetry::ProgramOp alloc(const std::string& buf, uint64_t bytes);
 telemetry::ProgramOp allreduce(uint64_t count, int comm, const std::string& dtype, int stream);
 telemetry::ProgramOp event_op(telemetry::ProgramOp::Kind kind, int stream, int event);  // record / wait
 telemetry::ProgramOp delay(double ms);
+telemetry::ProgramOp input_op(int64_t samples);  // take samples from the host's input pipeline
 uint64_t output_bytes(const StepOp& op, const std::string& dtype);
 
 // The forward layers, expanded by their repeat counts, and the activation bytes they produce.

@@ -110,6 +110,7 @@ telemetry::RankProgram pipeline_rank(const Workload& w, const Forward& fwd, int 
   auto& step = rp.step;
   if (st.stage == 0) {  // the first stage reads the input
     if (w.loader_ms > 0) step.push_back(delay(w.loader_ms));
+    if (w.host_input_samples_per_s > 0 && rank % w.tp == 0) step.push_back(input_op(w.samples_per_step * w.micro_batches));
     // Every micro-batch's input (samples_per_step is one micro-batch's).
     step.push_back(memcpy_op("H2D", std::max<uint64_t>(static_cast<uint64_t>(w.input_bytes_per_sample * w.samples_per_step * w.micro_batches), 1), kCompute));
   }

@@ -229,6 +229,7 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   w.unit = r.text("unit", "samples/s");
   w.input_bytes_per_sample = r.integer_in("input_bytes_per_sample", 0, 0, int64_t{1} << 34);
   w.loader_ms = r.number("loader_ms", 0);
+  w.host_input_samples_per_s = r.number("host_input_samples_per_s", 0);
   w.allocator = r.text("allocator", "caching");
   w.host_sync_ms = r.number("host_sync_ms", 0);
   w.launch = r.text("launch", "eager");
@@ -241,6 +242,7 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   w.grad_buckets = static_cast<int>(r.integer("grad_buckets", 4));
   w.tp_allreduce_bytes = r.integer_in("tp_allreduce_bytes", 0, 0, int64_t{1} << 40);
   if (err.ok() && w.loader_ms < 0) r.fail("loader_ms", "must be >= 0");
+  if (err.ok() && !(w.host_input_samples_per_s >= 0)) r.fail("host_input_samples_per_s", "must be >= 0");
   if (err.ok() && w.host_sync_ms < 0) r.fail("host_sync_ms", "must be >= 0");
   if (err.ok() && w.op_dispatch_us < 0) r.fail("op_dispatch_us", "must be >= 0");
   if (err.ok() && w.launch != "eager" && w.launch != "graph") r.fail("launch", "expected eager or graph, got '" + w.launch + "'");
@@ -249,7 +251,7 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   }
   if (err.ok() && (w.grad_buckets < 1 || w.grad_buckets > 64)) r.fail("grad_buckets", "must be in [1, 64]");
   r.only({"name", "description", "kind", "dtype", "steps", "samples_per_step", "unit", "parallel",
-          "input_bytes_per_sample", "loader_ms", "host_sync_ms", "launch", "op_dispatch_us", "jit_compile", "fusion", "resident_mib", "allocator", "params", "optimizer", "grad_buckets",
+          "input_bytes_per_sample", "loader_ms", "host_input_samples_per_s", "host_sync_ms", "launch", "op_dispatch_us", "jit_compile", "fusion", "resident_mib", "allocator", "params", "optimizer", "grad_buckets",
           "tp_allreduce_bytes", "layers", "faults", "extra", "comment"});
   read_parallel(doc, w, err, prefix);
   read_layers(doc, w, err, prefix);

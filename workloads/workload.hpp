@@ -74,6 +74,9 @@ struct Workload {
   std::vector<int> devices;       // rank -> device (default 0..ranks-1)
   int64_t input_bytes_per_sample = 0;
   double loader_ms = 0;           // host-side time per step before the input is ready
+  // Samples per second each host's input pipeline prepares for all the job's ranks on it (data
+  // loader workers on the host's CPUs); 0: no limit (telemetry::Program::host_input_samples_per_s).
+  double host_input_samples_per_s = 0;
   double host_sync_ms = 0;        // after the forward pass: the host syncs (loss.item()) and works this long
   std::string launch = "eager";   // eager: one host launch per op; graph: the step's ops captured once
   double op_dispatch_us = 0;      // eager: the framework's host time per op (Python, op selection)

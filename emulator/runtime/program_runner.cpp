@@ -247,6 +247,31 @@ void ProgramRunner::delay(int rank, Nanos ns) {
   });
 }
 
+// The host's input pipeline makes Program::host_input_samples_per_s samples a second for the job's
+// ranks on that host, in the order they ask, and keeps working while they compute, up to two
+// batches ahead for each rank it feeds (PyTorch DataLoader's default prefetch_factor of 2):
+// n samples asked for when the rank's host thread is free at t are ready at
+// cursor = max(cursor, t - ahead) + n/rate. Returns how long the rank waits for them (0: no limit).
+Nanos ProgramRunner::input_wait(int rank, uint64_t samples) {
+  const double rate = program_.host_input_samples_per_s;
+  if (!(rate > 0)) return 0;
+  const int host = node_.fabric().host_of(ranks_[rank].ctx->device());
+  auto [known, fresh] = input_fed_.try_emplace(host, 0);
+  for (std::size_t r = 0; fresh && r < ranks_.size(); ++r) {  // the ranks this host's pipeline feeds
+    const auto& step = telemetry::ops_of(program_.ranks, r).step;
+    bool takes = std::any_of(step.begin(), step.end(), [](const ProgramOp& op) { return op.kind == Kind::kInput; });
+    known->second += takes && node_.fabric().host_of(ranks_[r].ctx->device()) == host;
+  }
+  const int fed = known->second;
+  const Nanos t = ranks_[rank].ctx->host_free();
+  const double seconds_per_sample = 1.0 / rate;
+  const auto make = static_cast<Nanos>(static_cast<double>(samples) * seconds_per_sample * 1e9);
+  const auto ahead = static_cast<Nanos>(2.0 * std::max(fed, 1) * static_cast<double>(samples) * seconds_per_sample * 1e9);
+  Nanos& cursor = input_cursor_[host];
+  cursor = std::max(cursor, t - ahead) + make;
+  return std::max<Nanos>(0, cursor - t);
+}
+
 ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const Prepared* prepared) {
   Rank& r = ranks_[rank];
   Context& ctx = *r.ctx;
@@ -310,6 +335,7 @@ ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const
     case Kind::kWait: st = ctx.wait_event(s, r.events[op.event]); break;
     case Kind::kCollective: st = ctx.collective(s, prepared->call); break;
     case Kind::kHostDelay: host_ns = op.ns; break;
+    case Kind::kInput: host_ns = input_wait(rank, op.count); break;
     case Kind::kSync: return sync(rank, op.stream);
     case Kind::kMemTest: st = memtest(rank, op); break;
   }

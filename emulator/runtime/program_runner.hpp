@@ -123,6 +123,7 @@ class ProgramRunner {
   Block sync(int rank, int stream);
   Status memtest(int rank, const telemetry::ProgramOp& op);
   void delay(int rank, Nanos ns);
+  Nanos input_wait(int rank, uint64_t samples);
   void fail(Status s);
   void finish_if_done();
   void release();
@@ -134,6 +135,8 @@ class ProgramRunner {
   telemetry::Program program_;
   std::vector<Rank> ranks_;
   std::vector<CommId> comms_;  // program communicator index -> node communicator
+  std::map<int, Nanos> input_cursor_;  // host -> when its input pipeline has made every sample taken so far
+  std::map<int, int> input_fed_;       // host -> the job's ranks on it that take input
   uint64_t peak_reserved_ = 0;
   std::vector<Finding> findings_;
   StepFn on_step_;

@@ -37,6 +37,25 @@ TEST(Program, ParsesAndRoundTrips) {
 
 // A rank can run an earlier rank's ops instead of carrying a copy (what the compiler emits for
 // ranks with the same communicators); the reference is checked.
+// An input op takes samples from its host's input pipeline, whose rate the program carries.
+TEST(Program, AnInputOpAndTheHostPipelineRateRoundTripAndBadValuesAreNamed) {
+  json j = minimal();
+  j["host_input_samples_per_s"] = 16652;
+  j["ranks"][0]["step"].insert(j["ranks"][0]["step"].begin(), json{{"op", "input"}, {"samples", 256}});
+  auto p = parse_program(j);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->host_input_samples_per_s, 16652);
+  EXPECT_EQ(p->ranks[0].step[0].kind, ProgramOp::Kind::kInput);
+  EXPECT_EQ(p->ranks[0].step[0].count, 256u);
+  EXPECT_EQ(program_to_json(*p)["ranks"][0]["step"][0], (json{{"op", "input"}, {"samples", 256}}));
+  EXPECT_EQ(program_to_json(*p)["host_input_samples_per_s"], 16652);
+  j["ranks"][0]["step"][0]["samples"] = 0;
+  EXPECT_EQ(error_of(j), "program error: ranks[0].step[0].samples: must be > 0");
+  j["ranks"][0]["step"][0]["samples"] = 256;
+  j["host_input_samples_per_s"] = -1;
+  EXPECT_EQ(error_of(j), "program error: program.host_input_samples_per_s: must be >= 0");
+}
+
 TEST(Program, ARankRunsAnEarlierRanksOpsByReference) {
   json j = minimal();
   j["ranks"].push_back({{"device", 1}, {"streams", 2}, {"events", 1}, {"ops_of", 0}});

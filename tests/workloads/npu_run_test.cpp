@@ -129,6 +129,24 @@ TEST(NpuRun, CalibratedAgainstPublishedResults) {
   EXPECT_NEAR(bert / (8 * bert1), 0.96, 0.03) << "published scaling 0.96";
 }
 
+// A host's input pipeline feeds every rank on it: 8 ranks of batch 256 whose devices outrun a
+// pipeline of 12,000 img/s run at the pipeline's rate; one rank alone (its 256 samples take 21 ms
+// of the pipeline, well inside its step) is not slowed; 0 is no limit.
+TEST(NpuRun, AHostsInputPipelineCapsTheNodeNotOneRank) {
+  const std::string run = npu_run() + " resnet50-train --standalone --fast --spec 8x910B2 --steps 4";
+  double free8 = throughput(run_command(run).output);
+  double capped8 = throughput(run_command(run + " --host-input-rate 12000").output);
+  double free1 = throughput(run_command(run + " --devices 0").output);
+  double capped1 = throughput(run_command(run + " --devices 0 --host-input-rate 12000").output);
+  ASSERT_GT(free8, 13000) << "the devices alone must outrun the pipeline for this test to say anything";
+  EXPECT_NEAR(capped8 / 12000, 1.0, 0.03) << capped8;
+  EXPECT_NEAR(capped1 / free1, 1.0, 0.01) << capped1 << " vs " << free1;
+  EXPECT_EQ(throughput(run_command(run + " --host-input-rate 0").output), free8);
+  auto bad = run_command(run + " --host-input-rate -5");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--host-input-rate"), std::string::npos) << bad.output;
+}
+
 TEST(NpuRun, DataloaderStarvationLeavesAiCoresIdleOnTheBus) {
   ScopedNode node("starve");
   std::string cmd = npu_run() + " dataloader-starvation --node-name " + node.name() + " --steps 25";

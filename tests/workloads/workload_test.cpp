@@ -73,6 +73,28 @@ TEST(Workload, HostSideKnobsReachTheProgramAndBadValuesAreNamed) {
   ASSERT_NE(sync + 1, step.end());
   EXPECT_EQ((sync + 1)->kind, telemetry::ProgramOp::Kind::kHostDelay);
   EXPECT_EQ((sync + 1)->ns, 500000);
+  EXPECT_EQ(std::count_if(step.begin(), step.end(), [](const auto& op) { return op.kind == telemetry::ProgramOp::Kind::kInput; }), 0)
+      << "no input op without a pipeline rate";
+  // A host input pipeline: the program carries its rate, each step starts by taking its batch.
+  doc["host_input_samples_per_s"] = 5000, doc["samples_per_step"] = 64;
+  auto fed = compile_workload(*parse_workload(doc, "t.json"), {});
+  ASSERT_TRUE(fed.ok()) << fed.status().message();
+  EXPECT_EQ(fed->front().program.host_input_samples_per_s, 5000);
+  const auto& fed_step = fed->front().program.ranks[0].step;
+  auto input = std::find_if(fed_step.begin(), fed_step.end(), [](const auto& op) { return op.kind == telemetry::ProgramOp::Kind::kInput; });
+  ASSERT_NE(input, fed_step.end());
+  EXPECT_EQ(input->count, 64u);
+  auto round = telemetry::parse_program(telemetry::program_to_json(fed->front().program));
+  ASSERT_TRUE(round.ok()) << round.status().message();
+  EXPECT_EQ(round->host_input_samples_per_s, 5000);
+  EXPECT_EQ(round->ranks[0].step[static_cast<std::size_t>(input - fed_step.begin())].count, 64u);
+  CompileOptions off;
+  off.host_input_samples_per_s = 0;  // npu-run --host-input-rate 0
+  EXPECT_EQ(compile_workload(*parse_workload(doc, "t.json"), off)->front().program.host_input_samples_per_s, 0);
+  doc["host_input_samples_per_s"] = -1;
+  EXPECT_EQ(parse_workload(doc, "t.json").status().message(),
+            "workload error: t.json: workload.host_input_samples_per_s: must be >= 0");
+  doc.erase("host_input_samples_per_s");
   doc["launch"] = "lazy";
   EXPECT_EQ(parse_workload(doc, "t.json").status().message(),
             "workload error: t.json: workload.launch: expected eager or graph, got 'lazy'");

@@ -27,6 +27,7 @@ struct Args {
   int64_t steps = 0;
   int hosts = 0, ranks = 0;  // --hosts / --ranks (0: not given)
   double speed = 1.0;
+  double host_input_rate = -1;  // --host-input-rate (< 0: the workload's)
   uint64_t seed = 1;
   bool fast = false, standalone = false, hccl = false, list = false, no_fusion = false;
 };
@@ -50,6 +51,10 @@ void add_options(CLI::App& app, Args& a) {
   app.add_option("--speed", a.speed, "standalone paced: virtual seconds per wall second")->capture_default_str();
   app.add_option("--allocator", a.allocator, "caching or direct (default: the workload's)")->check(CLI::IsMember({"caching", "direct"}));
   app.add_flag("--no-fusion", a.no_fusion, "every op its own kernel (no graph fusion), to see what fusion saves");
+  app.add_option("--host-input-rate", a.host_input_rate,
+                 "samples/s each host's input pipeline (data loader) makes for the job's ranks on it; 0: no limit (default: the workload's)")
+      ->check(CLI::NonNegativeNumber)
+      ->type_name("SAMPLES_PER_S");
   app.add_option("--seed", a.seed, "seed of the emulated timing jitter")->capture_default_str();
   app.add_flag("--standalone", a.standalone, "run on a node inside this process (no daemon)");
   app.add_flag("--hccl-format", a.hccl, "allreduce-sweep: print the HCCL test's columns");
@@ -221,6 +226,7 @@ int run(const Args& a) {
   co.steps = a.steps;
   co.allocator = a.allocator;
   co.fusion = !a.no_fusion;
+  co.host_input_samples_per_s = a.host_input_rate;
   co.devices = *parse_devices(a.devices);
   int rc = 0;
   std::unique_ptr<JobBackend> backend;
