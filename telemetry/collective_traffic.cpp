@@ -33,6 +33,11 @@ std::vector<RankSend> hierarchical_sends(const CommGroup& g, int rank, double by
   return out;
 }
 
+// The collectives whose sends follow from the group alone.
+bool planned(std::string_view op) {
+  return op.find("allReduce") != std::string_view::npos || gathered(op);
+}
+
 }  // namespace
 
 double algbw_size_factor(std::string_view op, int ranks) { return gathered(op) ? std::max(ranks, 1) : 1; }
@@ -53,21 +58,28 @@ std::vector<RankSend> rank_sends(const CommGroup& g, int rank, std::string_view 
                                  std::span<const int> host_of_rank) {
   const int n = g.size();
   if (n < 2 || rank < 0 || rank >= n) return {};
+  // Point to point and Broadcast: the event names neither the peer nor the root, so who sends
+  // to whom is not known here (the op's one row, to no rank, says so).
+  if (!planned(op_type)) return {};
   const bool hosts_known = host_of_rank.size() == static_cast<std::size_t>(n);
-  if (hosts_known && g.link == "RDMA" && g.algorithm.find('-') != std::string::npos) {
+  const bool across_hosts = hosts_known && g.link == "RDMA";
+  if (across_hosts && g.algorithm.find('-') != std::string::npos && op_type.find("allReduce") != std::string_view::npos) {
     return hierarchical_sends(g, rank, bytes, host_of_rank);
   }
+  // A flat plan: every other member on a mesh, the next one on a ring (every collective across
+  // hosts but AllReduce runs as one ring over all the members).
+  const bool ring = g.algorithm == "RING" || across_hosts;
   std::vector<int> peers;
-  if (g.algorithm == "RING") {
-    peers.push_back((rank + 1) % n);
-  } else {
-    for (int p = 0; p < n; ++p) {
-      if (p != rank) peers.push_back(p);
-    }
+  for (int p = 0; p < n; ++p) {
+    if (p != rank && (!ring || p == (rank + 1) % n)) peers.push_back(p);
   }
   const double sent = bytes * algbw_size_factor(op_type, n) * busbw_factor(op_type, n);
+  const std::string intra = g.algorithm.rfind("MESH", 0) == 0 ? "HCCS" : "PCIE";
   std::vector<RankSend> out;
-  for (int peer : peers) out.push_back({peer, g.link, sent / static_cast<double>(peers.size())});
+  for (int peer : peers) {
+    const bool remote = across_hosts && host_of_rank[static_cast<std::size_t>(peer)] != host_of_rank[static_cast<std::size_t>(rank)];
+    out.push_back({peer, !across_hosts ? g.link : remote ? "RDMA" : intra, sent / static_cast<double>(peers.size())});
+  }
   return out;
 }
 

@@ -41,12 +41,15 @@ struct RankSend {
 };
 
 // The sends rank `rank` of `group` makes in one collective of `op_type` over a buffer of `bytes`
-// (COMMUNICATION_OP's count x its data type's size). Within a host a rank sends the bytes the busbw
-// factor says, spread evenly over its peers: every other member on a mesh, the next member on a
-// ring. A group across hosts (algorithm "MESH-RING"/"RING-RING") runs HCCL's hierarchical
-// AllReduce: its intra-host share to its own host's members (HCCS on a mesh, PCIE on a ring), its
-// inter-host share over RDMA to the member of the same local index on the next host.
-// host_of_rank[r] is the host of rank r (any ids; empty: one host). None for a one-member group.
+// (COMMUNICATION_OP's count x its data type's size), for AllReduce, AllGather, ReduceScatter and
+// AlltoAll. Within a host a rank sends the bytes the busbw factor says, spread evenly over its
+// peers: every other member on a mesh, the next member on a ring. An AllReduce of a group across
+// hosts (algorithm "MESH-RING"/"RING-RING") runs HCCL's hierarchical AllReduce: its intra-host
+// share to its own host's members (HCCS on a mesh, PCIE on a ring), its inter-host share over
+// RDMA to the member of the same local index on the next host; the group's other collectives run
+// one ring over all members, RDMA to a member on another host. host_of_rank[r] is the host of
+// rank r (any ids; empty: one host). None for a one-member group, or for Send, Receive and
+// Broadcast (the event names neither peer nor root).
 std::vector<RankSend> rank_sends(const CommGroup& group, int rank, std::string_view op_type, double bytes,
                                  std::span<const int> host_of_rank);
 

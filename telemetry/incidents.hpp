@@ -61,10 +61,11 @@ std::string fill(std::string_view text, std::span<const std::pair<std::string_vi
 
 enum class LinkCondition : uint8_t { kOk, kDown, kFlapping, kDegraded };
 
-// One direction of a link as the bus or the fabric knows it.
+// One direction of a link as the bus or the fabric knows it: from device_a to device_b; an end
+// that is no device (the host of a PCIe link, a RoCE port's network, a switch) is -1.
 struct LinkState {
   int device_a = 0;
-  int device_b = -1;         // -1: the host end of a PCIe link, or a RoCE port's switch end
+  int device_b = -1;
   std::string kind;          // "hccs", "pcie", "roce"
   LinkCondition condition = LinkCondition::kOk;
 };

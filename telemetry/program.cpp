@@ -4,6 +4,7 @@
 
 #include "telemetry/json_reader.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace npukit::telemetry {
@@ -126,11 +127,13 @@ ProgramOp parse_op(const json& j, const std::string& path, const RankProgram& ra
       r.only({"op", "ns"});
       break;
     case Kind::kSync: r.only({"op", "stream"}); break;
-    case Kind::kInput:
-      op.count = static_cast<uint64_t>(r.integer("samples", 0, true));
-      if (err.ok() && op.count == 0) r.fail("samples", "must be > 0");
+    case Kind::kInput: {
+      const int64_t samples = r.integer("samples", 0, true);
+      if (err.ok() && samples <= 0) r.fail("samples", "must be > 0");
+      op.count = static_cast<uint64_t>(std::max<int64_t>(samples, 0));
       r.only({"op", "samples"});
       break;
+    }
     case Kind::kMemTest:
       op.buffer = r.text("buf", "", true);
       op.count = static_cast<uint64_t>(r.integer("patterns", 4));

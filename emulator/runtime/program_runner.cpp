@@ -248,12 +248,14 @@ void ProgramRunner::delay(int rank, Nanos ns) {
 }
 
 // The host's input pipeline makes Program::host_input_samples_per_s samples a second for the job's
-// ranks on that host, in the order they ask, and keeps working while they compute, up to two
-// batches ahead for each rank it feeds (PyTorch DataLoader's default prefetch_factor of 2):
-// n samples asked for when the rank's host thread is free at t are ready at
+// ranks on that host (divided by the host's slowdown: a contended host's loaders are slower), in
+// the order they ask. It starts when it is first asked (a loader's workers start with the first
+// batch requested) and then keeps working while the ranks compute, up to two batches ahead for
+// each rank it feeds (a model choice: enough that it never idles in a steady state). n samples
+// asked for when the rank's host thread is free at t are ready at
 // cursor = max(cursor, t - ahead) + n/rate. Returns how long the rank waits for them (0: no limit).
 Nanos ProgramRunner::input_wait(int rank, uint64_t samples) {
-  const double rate = program_.host_input_samples_per_s;
+  const double rate = program_.host_input_samples_per_s / node_.device(ranks_[rank].ctx->device()).health().host_slowdown();
   if (!(rate > 0)) return 0;
   const int host = node_.fabric().host_of(ranks_[rank].ctx->device());
   auto [known, fresh] = input_fed_.try_emplace(host, 0);
@@ -267,7 +269,7 @@ Nanos ProgramRunner::input_wait(int rank, uint64_t samples) {
   const double seconds_per_sample = 1.0 / rate;
   const auto make = static_cast<Nanos>(static_cast<double>(samples) * seconds_per_sample * 1e9);
   const auto ahead = static_cast<Nanos>(2.0 * std::max(fed, 1) * static_cast<double>(samples) * seconds_per_sample * 1e9);
-  Nanos& cursor = input_cursor_[host];
+  Nanos& cursor = input_cursor_.try_emplace(host, t).first->second;  // nothing made before the first ask
   cursor = std::max(cursor, t - ahead) + make;
   return std::max<Nanos>(0, cursor - t);
 }
@@ -335,7 +337,12 @@ ProgramRunner::Block ProgramRunner::execute(int rank, const ProgramOp& op, const
     case Kind::kWait: st = ctx.wait_event(s, r.events[op.event]); break;
     case Kind::kCollective: st = ctx.collective(s, prepared->call); break;
     case Kind::kHostDelay: host_ns = op.ns; break;
-    case Kind::kInput: host_ns = input_wait(rank, op.count); break;
+    case Kind::kInput:
+      if (Nanos wait = input_wait(rank, op.count); wait > 0) {  // the host's slowdown is in its rate
+        delay(rank, wait);
+        return Block::kWait;
+      }
+      break;
     case Kind::kSync: return sync(rank, op.stream);
     case Kind::kMemTest: st = memtest(rank, op); break;
   }

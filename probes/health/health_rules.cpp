@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <set>
+#include <string>
+#include <utility>
 
 namespace npukit::probes {
 
@@ -110,12 +113,13 @@ void memory(const RuleContext& c, std::vector<Check>& out) {
 }
 
 void links(const RuleContext& c, std::vector<Check>& out) {
-  int total = 0;
+  std::set<std::pair<int, std::string>> physical;  // (far end, kind): a link's two directions are one link
   for (int l = 0; l < c.snapshot.link_count(); ++l) {
     const tf::LinkInfo& info = c.snapshot.link_info(l);
-    if (info.device_a != c.device && info.device_b != c.device) continue;
-    total += c.snapshot.link(l, fid::kLinkUp).ok();
+    if ((info.device_a != c.device && info.device_b != c.device) || !c.snapshot.link(l, fid::kLinkUp).ok()) continue;
+    physical.emplace(info.device_a == c.device ? info.device_b : info.device_a, info.kind);
   }
+  const auto total = physical.size();
   if (total > 0) out.push_back(make("links", Verdict::kPass, std::to_string(total) + " link(s) up at full rate", 1.0, 1.0, "up"));
 }
 

@@ -85,7 +85,7 @@ constexpr TableDef kTables[] = {
     {"TASK", O::kMsprof, kTask, "every device task"},
     {"COMPUTE_TASK_INFO", O::kMsprof, kComputeTaskInfo, "kernels: op name, type, shapes, dtypes"},
     {"COMMUNICATION_OP", O::kMsprof, kCommOp, "collectives, one row per rank"},
-    {"COMMUNICATION_TASK_INFO", O::kMsprof, kCommTaskInfo, "the device task of each collective"},
+    {"COMMUNICATION_TASK_INFO", O::kMsprof, kCommTaskInfo, "one row per send of each collective (all on the collective's device task)"},
     {"MEMCPY_INFO", O::kMsprof, kMemcpyInfo, "copies: size and direction"},
     {"TASK_PMU_INFO", O::kMsprof, kTaskPmu, "per-task metrics (flops)"},
     {"NPU_MEM", O::kMsprof, kNpuMem, "HBM in use, sampled"},

@@ -55,6 +55,29 @@ TEST(CollectiveTraffic, AnAllReduceAcrossHostsSendsWithinItsHostThenToItsPeerOnT
   EXPECT_DOUBLE_EQ(sends[3].bytes, 8e6 * 0.25);
 }
 
+// The other collectives of a group across hosts run one ring over all members: RDMA to a member
+// on another host, the intra-host link otherwise.
+TEST(CollectiveTraffic, AnAllGatherAcrossHostsIsOneRing) {
+  CommGroup g{"dp0", {0, 1, 8, 9}, "MESH-RING", "RDMA"};
+  std::vector<int> hosts{0, 0, 1, 1};
+  auto local = rank_sends(g, 0, "hcom_allGather_", 1e6, hosts);
+  ASSERT_EQ(local.size(), 1u);
+  EXPECT_EQ(local[0].peer, 1);
+  EXPECT_EQ(local[0].transport, "HCCS");
+  EXPECT_DOUBLE_EQ(local[0].bytes, 3e6);
+  auto remote = rank_sends(g, 1, "hcom_allGather_", 1e6, hosts);
+  ASSERT_EQ(remote.size(), 1u);
+  EXPECT_EQ(remote[0].peer, 2);
+  EXPECT_EQ(remote[0].transport, "RDMA");
+}
+
+// The event names neither a Send's peer nor a Broadcast's root: no send is made up (a receiving
+// rank was written as sending its buffer to every peer).
+TEST(CollectiveTraffic, PointToPointAndBroadcastAreNotPlanned) {
+  CommGroup g{"pp0", {0, 1, 2, 3}, "MESH", "HCCS"};
+  for (const char* op : {"hcom_send_", "hcom_receive_", "hcom_broadcast_"}) EXPECT_TRUE(rank_sends(g, 1, op, 1e6, {}).empty()) << op;
+}
+
 TEST(CollectiveTraffic, AGroupOfOneOrARankOutsideItSendsNothing) {
   EXPECT_TRUE(rank_sends({"solo", {3}, "MESH", "HCCS"}, 0, "hcom_allReduce_", 1e6, {}).empty());
   EXPECT_TRUE(rank_sends({"tp0", {0, 1}, "MESH", "HCCS"}, 2, "hcom_allReduce_", 1e6, {}).empty());

@@ -35,8 +35,6 @@ TEST(Program, ParsesAndRoundTrips) {
   EXPECT_EQ(program_to_json(*again), program_to_json(*p));
 }
 
-// A rank can run an earlier rank's ops instead of carrying a copy (what the compiler emits for
-// ranks with the same communicators); the reference is checked.
 // An input op takes samples from its host's input pipeline, whose rate the program carries.
 TEST(Program, AnInputOpAndTheHostPipelineRateRoundTripAndBadValuesAreNamed) {
   json j = minimal();
@@ -52,10 +50,15 @@ TEST(Program, AnInputOpAndTheHostPipelineRateRoundTripAndBadValuesAreNamed) {
   j["ranks"][0]["step"][0]["samples"] = 0;
   EXPECT_EQ(error_of(j), "program error: ranks[0].step[0].samples: must be > 0");
   j["ranks"][0]["step"][0]["samples"] = 256;
+  j["ranks"][0]["step"][0]["samples"] = -5;
+  EXPECT_EQ(error_of(j), "program error: ranks[0].step[0].samples: must be > 0");
+  j["ranks"][0]["step"][0]["samples"] = 256;
   j["host_input_samples_per_s"] = -1;
   EXPECT_EQ(error_of(j), "program error: program.host_input_samples_per_s: must be >= 0");
 }
 
+// A rank can run an earlier rank's ops instead of carrying a copy (what the compiler emits for
+// ranks with the same communicators); the reference is checked.
 TEST(Program, ARankRunsAnEarlierRanksOpsByReference) {
   json j = minimal();
   j["ranks"].push_back({{"device", 1}, {"streams", 2}, {"events", 1}, {"ops_of", 0}});

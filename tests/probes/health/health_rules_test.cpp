@@ -103,6 +103,17 @@ TEST(HealthRules, AHealthyNodePassesEveryRuleInListOrder) {
   EXPECT_EQ(health_rules().size(), 11u);
 }
 
+// The links check counts physical links: a 4-NPU mesh publishes both directions of each of a
+// chip's 3 links, which read "6 link(s) up" (a real 8x910B2 read 16 for its 7 HCCS links and PCIe).
+TEST(HealthRules, TheLinksCheckCountsEachLinkOnceNotEachDirection) {
+  auto bus = mesh("probe-links", 4);
+  auto report = evaluate_node(*bus->client()->snapshot());
+  ASSERT_EQ(report.devices.size(), 4u);
+  const Check* links = find(report.devices[2], "links");
+  ASSERT_NE(links, nullptr);
+  EXPECT_EQ(links->reason, "3 link(s) up at full rate");
+}
+
 // The device's code decides, the message names the measured value and the chip's limit.
 TEST(HealthRules, ATemperatureIncidentWarnsWithTheMeasuredValueAndTheChipsLimit) {
   auto bus = bus_with("probe-hot", "Ascend910B");
