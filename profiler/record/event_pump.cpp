@@ -10,8 +10,9 @@ constexpr std::size_t kPopEvents = 32768;
 constexpr std::size_t kShortRead = 4096;  // events merged into one popped batch (one transaction)
 }  // namespace
 
-EventPump::EventPump(std::unique_ptr<telemetry::EventCursor> cursor, std::size_t capacity_events)
-    : cursor_(std::move(cursor)), capacity_(capacity_events) {
+EventPump::EventPump(std::unique_ptr<telemetry::EventCursor> cursor, std::size_t capacity_events, Sampler sampler,
+                     std::chrono::milliseconds sample_interval)
+    : cursor_(std::move(cursor)), capacity_(capacity_events), sampler_(std::move(sampler)), sample_interval_(sample_interval) {
   thread_ = std::thread([this] { run(); });
 }
 
@@ -40,6 +41,7 @@ void EventPump::resolve_new(PumpBatch& batch) {
 }
 
 void EventPump::run() {
+  auto next_sample = std::chrono::steady_clock::now() + sample_interval_;
   while (true) {
     {
       std::unique_lock<std::mutex> lock(mu_);
@@ -53,11 +55,15 @@ void EventPump::run() {
     // A short read means the pump keeps up: let events gather for a moment rather than wake
     // the writer per event (2 ms of a fast node is far less than the ring holds).
     if (!read.events.empty() && read.events.size() < kShortRead) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    PumpBatch batch{std::move(read.events), read.missed, read.lossless_lost, {}};
+    PumpBatch batch{std::move(read.events), read.missed, read.lossless_lost, {}, std::nullopt};
     resolve_new(batch);
+    if (sampler_ && std::chrono::steady_clock::now() >= next_sample) {
+      next_sample = std::chrono::steady_clock::now() + sample_interval_;
+      batch.snapshot = sampler_();
+    }
     std::lock_guard<std::mutex> lock(mu_);
     at_head_ = batch.events.size() < kReadEvents;
-    if (!batch.events.empty() || batch.missed != 0 || batch.lossless_lost) {
+    if (!batch.events.empty() || batch.missed != 0 || batch.lossless_lost || batch.snapshot) {
       queued_events_ += batch.events.size();
       queue_.push_back(std::move(batch));
       ready_.notify_one();
@@ -85,14 +91,16 @@ std::optional<PumpBatch> EventPump::pop(std::chrono::milliseconds wait) {
   PumpBatch batch = std::move(queue_.front());
   queue_.pop_front();
   // Merge what else is queued (reads can be a few events each when the pump keeps up), so the
-  // writer gets few large transactions rather than many small ones.
-  while (!queue_.empty() && batch.events.size() < kPopEvents) {
+  // writer gets few large transactions rather than many small ones; up to the next counter
+  // sample, which ends a batch (it was taken after its events were read: each sample is kept).
+  while (!queue_.empty() && batch.events.size() < kPopEvents && !batch.snapshot) {
     PumpBatch& next = queue_.front();
     batch.events.insert(batch.events.end(), next.events.begin(), next.events.end());
     batch.strings.insert(batch.strings.end(), std::make_move_iterator(next.strings.begin()),
                          std::make_move_iterator(next.strings.end()));
     batch.missed += next.missed;
     batch.lossless_lost = batch.lossless_lost || next.lossless_lost;
+    batch.snapshot = std::move(next.snapshot);
     queue_.pop_front();
   }
   queued_events_ -= std::min(queued_events_, batch.events.size());

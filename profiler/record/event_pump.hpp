@@ -7,12 +7,18 @@
 // When the queue holds `capacity_events`, the pump stops reading: a lossless cursor then makes
 // the node wait (backpressure), a lossy one lets the ring overwrite and counts the misses.
 //
+// Counters are sampled here too, every `sample_interval`, and handed over with the batch read
+// at that moment: the writer thread runs at background priority while the job runs and can lag
+// far behind on a busy machine, and a sample taken when it got round to it would read the node
+// as it is then (after the job freed its memory, say), not as it was.
+//
 // Thread-safety: pop(), caught_up() and stop() are for one consumer thread; the pump thread is
 // internal.
 #pragma once
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -21,6 +27,7 @@
 #include <vector>
 
 #include "telemetry/events.hpp"
+#include "telemetry/snapshot.hpp"
 
 namespace npukit::prof {
 
@@ -29,11 +36,15 @@ struct PumpBatch {
   uint64_t missed = 0;
   bool lossless_lost = false;
   std::vector<std::pair<uint32_t, std::string>> strings;  // ids first used by these events
+  std::optional<telemetry::Snapshot> snapshot;            // a counter sample taken after these were read
 };
 
 class EventPump {
  public:
-  EventPump(std::unique_ptr<telemetry::EventCursor> cursor, std::size_t capacity_events);
+  // Takes a counter sample (nullopt: none this time); called on the pump thread only.
+  using Sampler = std::function<std::optional<telemetry::Snapshot>()>;
+  EventPump(std::unique_ptr<telemetry::EventCursor> cursor, std::size_t capacity_events, Sampler sampler = {},
+            std::chrono::milliseconds sample_interval = std::chrono::milliseconds(100));
   ~EventPump();
   EventPump(const EventPump&) = delete;
   EventPump& operator=(const EventPump&) = delete;
@@ -56,6 +67,8 @@ class EventPump {
 
   std::unique_ptr<telemetry::EventCursor> cursor_;
   std::size_t capacity_;
+  Sampler sampler_;
+  std::chrono::milliseconds sample_interval_;
   std::mutex mu_;
   std::condition_variable ready_, room_;
   std::deque<PumpBatch> queue_;

@@ -40,6 +40,7 @@ std::string join(const std::vector<std::string>& words) {
 struct Source {
   std::string node;
   std::unique_ptr<tf::Client> client;
+  std::unique_ptr<tf::Client> sampling;     // the pump thread's own, for its counter samples (until the pump takes it)
   std::unique_ptr<tf::EventCursor> cursor;  // until the pump takes it
   std::unique_ptr<EventPump> pump;
   std::unordered_map<uint32_t, std::string> strings;  // bus string ids seen so far
@@ -66,8 +67,8 @@ class Recording {
   Status open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& next_dir, Source& src);
   Status note_active_faults(Source& src);
   Status describe_run(Source& src, const tf::Snapshot& snapshot);
-  Status ingest(Source& src, const PumpBatch& batch, bool sample_due);
-  Status step(Clock::time_point& next_sample);
+  Status ingest(Source& src, const PumpBatch& batch);
+  Status step();
   bool done(bool caught_up);
   bool caught_up() const;
   bool drained() const;
@@ -92,6 +93,9 @@ Status Recording::open_bus(Source& src) {
   auto client = tf::open_client(o_.backend, {.node = src.node, .stale_after = stale_after});
   if (!client.ok()) return client.status();
   src.client = std::move(*client);
+  auto sampling = tf::open_client(o_.backend, {.node = src.node, .stale_after = stale_after});
+  if (!sampling.ok()) return sampling.status();
+  src.sampling = std::move(*sampling);
   auto cursor = src.client->open_events(o_.lossless);
   if (!cursor.ok()) {
     std::string hint = o_.lossless ? " (lossless recording needs write access to the node's segment: run as the "
@@ -166,7 +170,13 @@ Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& ne
   NPUKIT_RETURN_IF_ERROR(src.sinks->sample(snap));
   NPUKIT_RETURN_IF_ERROR(src.sinks->commit_batch());
   NPUKIT_RETURN_IF_ERROR(note_active_faults(src));
-  src.pump = std::make_unique<EventPump>(std::move(src.cursor), o_.queue_events / sources_.size());
+  std::shared_ptr<tf::Client> sampling = std::move(src.sampling);
+  auto sample = [sampling]() -> std::optional<tf::Snapshot> {
+    auto s = sampling->snapshot();
+    if (!s.ok()) return std::nullopt;
+    return std::move(*s);
+  };
+  src.pump = std::make_unique<EventPump>(std::move(src.cursor), o_.queue_events / sources_.size(), sample, o_.sample_interval);
   return Status::Ok();
 }
 
@@ -239,7 +249,7 @@ Status Recording::start_command() {
   return Status::Ok();
 }
 
-Status Recording::ingest(Source& src, const PumpBatch& batch, bool sample_due) {
+Status Recording::ingest(Source& src, const PumpBatch& batch) {
   src.missed += batch.missed;
   result_.missed += batch.missed;
   if (batch.lossless_lost && !result_.lossless_lost) {
@@ -247,7 +257,7 @@ Status Recording::ingest(Source& src, const PumpBatch& batch, bool sample_due) {
     std::fprintf(o_.log, "npu-prof: warning: node '%s' evicted the recorder (it fell behind); continuing lossy\n",
                  src.node.c_str());
   }
-  if (batch.events.empty() && !sample_due && batch.missed == 0) return Status::Ok();
+  if (batch.events.empty() && !batch.snapshot && batch.missed == 0) return Status::Ok();
   for (const auto& [id, text] : batch.strings) src.strings[id] = text;
   for (const tf::Event& e : batch.events) {
     if (e.type == tf::EventType::kJobStarted) src.open_jobs.insert(e.words[0]);
@@ -255,17 +265,12 @@ Status Recording::ingest(Source& src, const PumpBatch& batch, bool sample_due) {
   }
   src.events += batch.events.size();
   result_.events += batch.events.size();
-  std::optional<tf::Snapshot> snap;
-  if (sample_due) {
-    auto s = src.client->snapshot();
-    if (s.ok()) note_stale(src, *s);
-    if (s.ok()) snap = std::move(*s);
-  }
+  if (batch.snapshot) note_stale(src, *batch.snapshot);  // taken by the pump as it read these events
   // While the recorded work runs, one background writer leaves the node its core; once it has
   // ended, every core writes (each rank's database on one thread).
   int threads = work_ended_ ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) : 1;
   return src.sinks->write({.events = &batch.events,
-                           .snapshot = snap ? &*snap : nullptr,
+                           .snapshot = batch.snapshot ? &*batch.snapshot : nullptr,
                            .run = {{"events_recorded", std::to_string(src.events)},
                                    {"events_missed", std::to_string(src.missed)}}},
                           threads);
@@ -335,13 +340,11 @@ bool Recording::done(bool caught_up) {
 }
 
 // One pop-and-write step per bus; ends reading once the recording should end.
-Status Recording::step(Clock::time_point& next_sample) {
-  bool sample_due = Clock::now() >= next_sample;
-  if (sample_due) next_sample = Clock::now() + o_.sample_interval;
+Status Recording::step() {
   auto wait = std::chrono::milliseconds(50) / static_cast<int>(sources_.size());
   for (Source& src : sources_) {
     std::optional<PumpBatch> batch = src.pump->pop(wait);
-    NPUKIT_RETURN_IF_ERROR(ingest(src, batch ? *batch : PumpBatch{}, sample_due));
+    NPUKIT_RETURN_IF_ERROR(ingest(src, batch ? *batch : PumpBatch{}));
   }
   // Once the recording should end, read up to each ring's head, then write all that was read.
   if (!reading_done_ && done(caught_up())) {
@@ -355,17 +358,16 @@ Status Recording::step(Clock::time_point& next_sample) {
 }
 
 Status Recording::run() {
-  auto next_sample = Clock::now() + o_.sample_interval;
   // While the recorded work runs, write from a background-priority thread: the workload keeps
   // the CPU and the queue absorbs the difference. The rest is written at normal priority.
   Status recording;
   std::thread background([&] {
     if (o_.background_priority) ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 19);
-    while (recording.ok() && !reading_done_ && !work_ended_) recording = step(next_sample);
+    while (recording.ok() && !reading_done_ && !work_ended_) recording = step();
   });
   background.join();
   NPUKIT_RETURN_IF_ERROR(recording);
-  while (!reading_done_ || !drained()) NPUKIT_RETURN_IF_ERROR(step(next_sample));
+  while (!reading_done_ || !drained()) NPUKIT_RETURN_IF_ERROR(step());
   if (!stale_.empty()) {
     std::fprintf(o_.log, "npu-prof: warning: node '%s' went stale (%s); the recording ends here\n", o_.node.c_str(),
                  stale_.c_str());
