@@ -25,11 +25,14 @@ pid_t spawn(const std::vector<std::string>& args) {
   return pid;
 }
 
-// Starts `npu-prof record -- npu-run resnet50-train --steps 40` into `dir` and waits until the
-// first rank's database answers `ready_sql` with 1: the moment to kill something mid-run.
+// Starts `npu-prof record -- npu-run resnet50-train --steps 400` into `dir` and waits until the
+// first rank's database answers `ready_sql` with 1: the moment to kill something mid-run. The job
+// (30 s paced) outlasts the recorder's lag on a loaded machine, where its writer, at nice 19
+// while the job runs, commits seconds behind it (a 40-step job had ended by then, and was found
+// "done", not cancelled); the kill ends it early.
 pid_t record_until(const ScopedNode& node, const TempDir& dir, const std::string& ready_sql) {
   pid_t recorder = spawn({prof(), "record", "-o", dir.str(), "--node-name", node.name(), "--", npu_run(),
-                          "resnet50-train", "--steps", "40"});
+                          "resnet50-train", "--steps", "400"});
   EXPECT_GT(recorder, 0);
   EXPECT_TRUE(eventually([&] {
     std::string db = find_db(dir.str());
