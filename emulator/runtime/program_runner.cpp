@@ -266,9 +266,8 @@ Nanos ProgramRunner::input_wait(int rank, uint64_t samples) {
   }
   const int fed = known->second;
   const Nanos t = ranks_[rank].ctx->host_free();
-  const double seconds_per_sample = 1.0 / rate;
-  const auto make = static_cast<Nanos>(static_cast<double>(samples) * seconds_per_sample * 1e9);
-  const auto ahead = static_cast<Nanos>(2.0 * std::max(fed, 1) * static_cast<double>(samples) * seconds_per_sample * 1e9);
+  const auto make = static_cast<Nanos>(static_cast<double>(samples) / rate * 1e9);
+  const Nanos ahead = 2 * std::max(fed, 1) * make;
   Nanos& cursor = input_cursor_.try_emplace(host, t).first->second;  // nothing made before the first ask
   cursor = std::max(cursor, t - ahead) + make;
   return std::max<Nanos>(0, cursor - t);

@@ -14,6 +14,16 @@ namespace {
 
 constexpr std::size_t kMaxCachedId = 1u << 20;  // bus string ids are dense and far below this
 
+// A transport as the bus and the traffic plan name it ("HCCS", "PCIE", or "RDMA" over the NPUs'
+// RoCE ports) -> msprof's ENUM_HCCL_LINK_TYPE and ENUM_HCCL_TRANSPORT_TYPE.
+struct LinkEnums {
+  int64_t link_type, transport;
+};
+LinkEnums link_enums(std::string_view transport) {
+  if (transport == "RDMA") return {enum_id::kLinkRoce, enum_id::kTransportRdma};
+  return {transport == "HCCS" ? enum_id::kLinkHccs : enum_id::kLinkPcie, enum_id::kTransportSdma};
+}
+
 int64_t i64(uint64_t v) { return static_cast<int64_t>(v); }
 
 std::string formats_for(std::string_view shapes) {
@@ -169,8 +179,9 @@ Result<const EventMapper::Group*> EventMapper::group(uint32_t bus_id) {
   g.algorithm = *algorithm;
   // The bus names a communicator's transport as HCCL does: HCCS or PCIE within a host, RDMA (over
   // the NPUs' RoCE ports) for one that spans hosts.
-  g.link_type = info->link == "HCCS" ? enum_id::kLinkHccs : info->link == "RDMA" ? enum_id::kLinkRoce : enum_id::kLinkPcie;
-  g.transport = info->link == "RDMA" ? enum_id::kTransportRdma : enum_id::kTransportSdma;
+  const LinkEnums link = link_enums(info->link);
+  g.link_type = link.link_type;
+  g.transport = link.transport;
   if (options_.host_devices > 0) {
     for (int device : info->devices) g.host_of_rank.push_back(device / options_.host_devices);
   }
@@ -215,11 +226,8 @@ Status EventMapper::collective(const tf::Event& e) {
     return row(0, kNoId32, g ? g->transport : enum_id::kTransportSdma, bytes, g ? g->link_type : options_.link_type);
   }
   for (std::size_t i = 0; i < sends.size(); ++i) {
-    const tf::RankSend& s = sends[i];
-    const bool rdma = s.transport == "RDMA";
-    const int64_t link = rdma ? enum_id::kLinkRoce : s.transport == "HCCS" ? enum_id::kLinkHccs : enum_id::kLinkPcie;
-    NPUKIT_RETURN_IF_ERROR(row(static_cast<int64_t>(i), s.peer, rdma ? enum_id::kTransportRdma : enum_id::kTransportSdma,
-                               std::llround(s.bytes), link));
+    const LinkEnums link = link_enums(sends[i].transport);
+    NPUKIT_RETURN_IF_ERROR(row(static_cast<int64_t>(i), sends[i].peer, link.transport, std::llround(sends[i].bytes), link.link_type));
   }
   return Status::Ok();
 }

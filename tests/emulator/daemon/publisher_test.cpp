@@ -22,6 +22,24 @@ using testing::PublishedNode;
 
 constexpr uint64_t kGiB = 1ull << 30;
 
+// `n` ranks on devices 0..n-1 (pids pid_base + d), a stream each, and a ring communicator over them.
+struct Ring {
+  std::vector<Context*> ranks;
+  std::vector<StreamId> streams;
+  CommId comm{};
+};
+Ring ring_of(Node& node, int n, uint32_t pid_base, const std::string& name) {
+  Ring ring;
+  for (int d = 0; d < n; ++d) {
+    ring.ranks.push_back(&make_context(node, d, pid_base + static_cast<uint32_t>(d)));
+    ring.streams.push_back(ring.ranks.back()->create_stream());
+  }
+  auto comm = node.create_communicator(name, ring.ranks, CollectiveAlgo::kRing);
+  EXPECT_TRUE(comm.ok()) << comm.status().message();
+  if (comm.ok()) ring.comm = *comm;
+  return ring;
+}
+
 TEST(PublisherEvents, AnAllocThenAFreeOfNBytesAreTwoEventsAtTheirVirtualTimes) {
   PublishedNode p = publish_node("alloc");
   Context& ctx = make_context(*p.node, 2, 4242, AllocatorPolicy::kDirect);
@@ -224,16 +242,9 @@ TEST(FabricFlow, SpreadsATransfersBytesEvenlyOverItsTimeOnTheLink) {
 TEST(PublisherLinks, A1GiBAllreduceShowsOnTheLinksItUsesAndIdleLinksReadZero) {
   PublishedNode p = publish_node("allreduce", {.jitter = 0});
   Node& node = *p.node;
-  std::vector<Context*> ranks;
-  std::vector<StreamId> streams;
-  for (int d = 0; d < 8; ++d) {
-    ranks.push_back(&make_context(node, d, 600 + d));
-    streams.push_back(ranks.back()->create_stream());
-  }
-  auto comm = node.create_communicator("world", ranks, CollectiveAlgo::kRing);
-  ASSERT_TRUE(comm.ok());
+  auto [ranks, streams, comm] = ring_of(node, 8, 600, "world");
   for (int r = 0; r < 8; ++r) {
-    ASSERT_TRUE(ranks[r]->all_reduce(streams[r], *comm, 0, 0, kGiB / 2, DType::kFloat16).ok());
+    ASSERT_TRUE(ranks[r]->all_reduce(streams[r], comm, 0, 0, kGiB / 2, DType::kFloat16).ok());
   }
   node.host_wait(30'000'000);  // inside the 44 ms ring allreduce
 
@@ -278,15 +289,8 @@ TEST(PublisherLinks, A1GiBAllreduceShowsOnTheLinksItUsesAndIdleLinksReadZero) {
 TEST(PublisherLinks, ADevicesPcieCountersAndItsPcieLinksCountTheSameBytes) {
   PublishedNode p = publish_node("pcie-bytes", {.spec = "4x310P3", .jitter = 0});
   Node& node = *p.node;
-  std::vector<Context*> ranks;
-  std::vector<StreamId> streams;
-  for (int d = 0; d < 2; ++d) {
-    ranks.push_back(&make_context(node, d, 700 + d));
-    streams.push_back(ranks.back()->create_stream());
-  }
-  auto comm = node.create_communicator("pair", ranks, CollectiveAlgo::kRing);
-  ASSERT_TRUE(comm.ok());
-  for (int r = 0; r < 2; ++r) ASSERT_TRUE(ranks[r]->all_reduce(streams[r], *comm, 0, 0, 1 << 20, DType::kFloat16).ok());
+  auto [ranks, streams, comm] = ring_of(node, 2, 700, "pair");
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(ranks[r]->all_reduce(streams[r], comm, 0, 0, 1 << 20, DType::kFloat16).ok());
   ASSERT_TRUE(ranks[0]->memcpy_h2d(streams[0], 0, nullptr, 3 << 20).ok());
   ASSERT_TRUE(ranks[1]->memcpy_d2h(streams[1], nullptr, 0, 5 << 20).ok());
   node.run_until_idle();
