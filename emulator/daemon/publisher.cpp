@@ -308,7 +308,7 @@ void set_activity(tf::Writer::Update& u, const Device& dev, bool has_hccs, uint6
   else u.set_status(tf::fid::kHccsBandwidthUtil, tf::SampleStatus::kNotSupported);
   u.set(tf::fid::kAicoreBusyNs, static_cast<uint64_t>(c.aicore_busy_core_ns / spec.aicore_count));
   u.set(tf::fid::kCubeBusyNs, static_cast<uint64_t>(c.cube_busy_core_ns / spec.aicore_count));
-  u.set(tf::fid::kVectorBusyNs, static_cast<uint64_t>(c.vector_busy_core_ns / spec.aicore_count));
+  u.set(tf::fid::kVectorBusyNs, static_cast<uint64_t>(c.vector_busy_core_ns / spec.vector_pool()));
   u.set(tf::fid::kAicpuBusyNs, static_cast<uint64_t>(c.aicpu_busy_core_ns / spec.aicpu_count));
   u.set(tf::fid::kFlopsTotal, c.flops_total).set(tf::fid::kHbmBytesTotal, c.hbm_bytes_total);
   u.set(tf::fid::kPcieTxBytesTotal, pcie_tx).set(tf::fid::kPcieRxBytesTotal, pcie_rx);

@@ -52,7 +52,7 @@ KernelTiming time_kernel(const DeviceSpec& spec, Unit unit, DType dtype, const O
                          uint32_t block_dim, bool convolution) {
   KernelTiming t;
   bool aicpu = unit == Unit::kAiCpu;
-  auto pool = static_cast<uint32_t>(aicpu ? spec.aicpu_count : spec.aicore_count);
+  auto pool = static_cast<uint32_t>(unit_pool(spec, unit));
   uint32_t blocks = block_dim == 0 ? pool : block_dim;
   t.cores = std::min(blocks, pool);
   double waves = std::ceil(static_cast<double>(blocks) / t.cores);

@@ -22,14 +22,21 @@ struct KernelTiming {
   double compute_ns_at_max_clock = 0;
   double memory_ns = 0;
   Nanos overhead_ns = 0;
-  uint32_t cores = 0;  // AI cores (or AI CPUs) occupied while it runs
+  uint32_t cores = 0;  // cores of its unit's pool (unit_pool) occupied while it runs
 };
+
+// The cores a kernel of `unit` is launched over: AI CPUs, the AI cores for cube kernels, and for
+// vector kernels the AIVs where the chip has them apart (DeviceSpec::vector_pool).
+inline int unit_pool(const DeviceSpec& spec, Unit unit) {
+  if (unit == Unit::kAiCpu) return spec.aicpu_count;
+  return unit == Unit::kVector ? spec.vector_pool() : spec.aicore_count;
+}
 
 // Peak FLOP/s of `unit` for `dtype` on the whole chip; falls back from cube to vector where the
 // chip has no cube path for the dtype (fp32 matmul on the first-generation 910).
 double unit_peak(const DeviceSpec& spec, Unit unit, DType dtype);
 
-// `block_dim` 0 means "all cores". AI CPU kernels occupy min(block_dim, aicpu_count) AI CPUs.
+// `block_dim` 0 means "all cores" of the unit's pool; a kernel occupies min(block_dim, pool) of them.
 // `convolution`: a cube kernel that is a convolution, priced at the chip's convolution efficiency
 // where its spec has one (efficiency.conv), else at the cube's.
 KernelTiming time_kernel(const DeviceSpec& spec, Unit unit, DType dtype, const OpCost& cost,

@@ -11,6 +11,7 @@ Device::Device(int id, const DeviceSpec& spec, std::string bus_id, bool function
       memory_(id, spec.hbm.capacity_bytes, spec.hbm.firmware_reserved_bytes, functional),
       clock_mhz_(spec.aicore_clock.max_mhz),
       free_aicores_(spec.aicore_count),
+      free_aivs_(spec.vector_pool()),
       free_aicpus_(spec.aicpu_count),
       rng_(seed ^ (0xD1B54A32D192ED03ull * static_cast<uint64_t>(id + 1))) {
   sensors_.ambient_c = spec.thermal.ambient_c;

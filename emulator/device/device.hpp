@@ -20,9 +20,11 @@ namespace npukit::emu {
 
 struct DeviceCounters {
   // Busy time summed over cores, integrated continuously (exact at any instant, also mid-task).
-  Nanos aicore_busy_core_ns = 0;  // cube + vector kernels
+  // Cube + vector kernels, in AI-core equivalents: where the AIVs are a pool apart, a vector kernel
+  // on all of them counts as all AI cores, and the sum is capped at the AI cores (AICore %).
+  Nanos aicore_busy_core_ns = 0;
   Nanos cube_busy_core_ns = 0;
-  Nanos vector_busy_core_ns = 0;
+  Nanos vector_busy_core_ns = 0;  // over the vector pool (DeviceSpec::vector_pool)
   Nanos aicpu_busy_core_ns = 0;
   double hbm_bytes_flow = 0;   // HBM bytes moved so far, spread evenly over each task's run
   double pcie_bytes_flow = 0;  // PCIe bytes (both directions) likewise
@@ -122,6 +124,7 @@ class Device {
 
   // Resource pools. acquire_* return false (and take nothing) when not enough is free.
   int free_aicores() const { return free_aicores_; }
+  int free_vector_cores() const { return spec_->separate_vector_cores() ? free_aivs_ : free_aicores_; }
   int free_aicpus() const { return free_aicpus_; }
   bool acquire_cores(Unit unit, uint32_t n);
   void release_cores(Unit unit, uint32_t n);
@@ -139,6 +142,9 @@ class Device {
   Nanos jittered(Nanos d, double jitter);
 
  private:
+  int& free_pool(Unit unit);
+  Nanos running_aicore_equivalents() const;
+
   int id_;
   const DeviceSpec* spec_;
   std::string bus_id_;
@@ -147,6 +153,7 @@ class Device {
   int clock_mhz_;
   bool idle_ = false;
   int free_aicores_;
+  int free_aivs_;  // the AIV pool where the spec has one apart (separate_vector_cores)
   int free_aicpus_;
   std::array<bool, 3> copy_busy_{};
   double pcie_rate_share_ = 1;
@@ -169,7 +176,7 @@ inline void Device::account(Nanos now) {
   if (dt <= 0) return;
   counters_.cube_busy_core_ns += dt * running_cube_;
   counters_.vector_busy_core_ns += dt * running_vector_;
-  counters_.aicore_busy_core_ns += dt * (running_cube_ + running_vector_);
+  counters_.aicore_busy_core_ns += dt * running_aicore_equivalents();
   counters_.aicpu_busy_core_ns += dt * running_aicpu_;
   counters_.hbm_bytes_flow += static_cast<double>(dt) * running_hbm_rate_;
   counters_.pcie_bytes_flow += static_cast<double>(dt) * running_pcie_rate_;
@@ -193,15 +200,26 @@ inline void Device::end(const Activity& a, Nanos now) {
   running_pcie_rate_ = std::max(0.0, running_pcie_rate_ - a.pcie_bytes_per_ns);
 }
 
+inline int& Device::free_pool(Unit unit) {
+  if (unit == Unit::kAiCpu) return free_aicpus_;
+  return unit == Unit::kVector && spec_->separate_vector_cores() ? free_aivs_ : free_aicores_;
+}
+
+inline Nanos Device::running_aicore_equivalents() const {
+  if (!spec_->separate_vector_cores()) return running_cube_ + running_vector_;
+  Nanos vector = static_cast<Nanos>(running_vector_) * spec_->aicore_count / spec_->vector_core_count;
+  return std::min<Nanos>(running_cube_ + vector, spec_->aicore_count);
+}
+
 inline bool Device::acquire_cores(Unit unit, uint32_t n) {
-  int& pool = unit == Unit::kAiCpu ? free_aicpus_ : free_aicores_;
+  int& pool = free_pool(unit);
   if (static_cast<uint32_t>(pool) < n) return false;
   pool -= static_cast<int>(n);
   return true;
 }
 
 inline void Device::release_cores(Unit unit, uint32_t n) {
-  int& pool = unit == Unit::kAiCpu ? free_aicpus_ : free_aicores_;
+  int& pool = free_pool(unit);
   pool += static_cast<int>(n);
 }
 

@@ -85,7 +85,10 @@ struct DeviceSpec {
   std::string chip_type;   // family, e.g. "Ascend910B"
   std::string smi_layout;  // "hbm" (910 family) or "classic" (310P)
   int chips_per_card = 1;
-  int aicore_count = 0;    // cube (AIC) cores: the pool kernels are launched over
+  int aicore_count = 0;    // cube (AIC) cores: the pool cube kernels are launched over
+  // Vector (AIV) cores. Where there are more of them than AI cores (the 910B: one AIC and two
+  // AIVs per cluster) they are a pool of their own that vector kernels run over; where the counts
+  // are equal (the 910, 310P: one DaVinci core holds both units) vector kernels share the AI cores.
   int vector_core_count = 0;
   int aicpu_count = 0;
   ClockSpec aicore_clock;
@@ -98,6 +101,10 @@ struct DeviceSpec {
   RuntimeCostSpec runtime;
   PowerSpec power;
   ThermalSpec thermal;
+
+  bool separate_vector_cores() const { return vector_core_count > aicore_count; }
+  // The vector kernels' pool: the AIVs where they are separate, else the AI cores.
+  int vector_pool() const { return separate_vector_cores() ? vector_core_count : aicore_count; }
   std::string firmware_version;
   // Board identity npu-smi -t board prints ("NA" where the part has none).
   std::string chip_version, board_id, pcb_id, bom_id;

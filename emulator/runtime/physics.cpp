@@ -117,7 +117,8 @@ void Physics::update_utilization(Device& dev, State& st, Nanos now) {
   DeviceSensors& s = dev.sensors();
   double cores = span * spec.aicore_count;
   s.cube_util = ratio(static_cast<double>(b.cube_busy_core_ns - a.cube_busy_core_ns), cores);
-  s.vector_util = ratio(static_cast<double>(b.vector_busy_core_ns - a.vector_busy_core_ns), cores);
+  s.vector_util = ratio(static_cast<double>(b.vector_busy_core_ns - a.vector_busy_core_ns),
+                        span * spec.vector_pool());
   s.aicore_util = ratio(static_cast<double>(b.aicore_busy_core_ns - a.aicore_busy_core_ns), cores);
   s.aicpu_util = ratio(static_cast<double>(b.aicpu_busy_core_ns - a.aicpu_busy_core_ns),
                        span * spec.aicpu_count);
@@ -155,7 +156,7 @@ void Physics::update_dvfs(Device& dev, State& st) {
   const double period_s = static_cast<double>(options_.dvfs_period_ns) * 1e-9;
 
   bool busy = s.aicore_util > 0 || s.aicpu_util > 0 || dev.free_aicores() < spec.aicore_count ||
-              dev.free_aicpus() < spec.aicpu_count;
+              dev.free_vector_cores() < spec.vector_pool() || dev.free_aicpus() < spec.aicpu_count;
   dev.set_idle(!busy);
 
   // Power cap: the clock at which this activity draws 1% under the limit.

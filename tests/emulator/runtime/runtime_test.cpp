@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "emulator/kernels/op_descriptor.hpp"
@@ -127,6 +128,52 @@ TEST(Runtime, TwoStreamsSerializeWhenCoresDoNotAllow) {
   auto overlapped = two_streams(12);
   EXPECT_NEAR(static_cast<double>(r[1].end), static_cast<double>(overlapped[1].end),
               0.02 * static_cast<double>(r[1].end));
+}
+
+// A vector kernel and a whole-chip matmul on two streams of one device of `spec`.
+std::vector<TaskRecord> vector_beside_cube(const std::string& spec) {
+  auto node = make_node({.spec = spec, .jitter = 0});
+  Context& ctx = make_context(*node);
+  TimelineRecorder rec;
+  node->engine().add_observer(&rec);
+  StreamId a = ctx.create_stream();
+  StreamId b = ctx.create_stream();
+  auto add = ctx.prepare("add", {fp16({8192, 8192}), fp16({8192, 8192})});
+  auto mm = ctx.prepare("matmul", {fp16({4096, 4096}), fp16({4096, 4096})});
+  EXPECT_TRUE(add.ok() && mm.ok());
+  EXPECT_TRUE(ctx.enqueue(a, *add).ok());
+  EXPECT_TRUE(ctx.enqueue(b, *mm).ok());
+  EXPECT_TRUE(ctx.synchronize_device().ok());
+  node->engine().remove_observer(&rec);
+  auto records = rec.records();
+  std::sort(records.begin(), records.end(), [](auto& x, auto& y) { return x.stream < y.stream; });
+  return records;
+}
+
+TEST(Runtime, VectorKernelsRunOverThe910B2sAivsApartFromItsAiCores) {
+  // The 910B2 has 24 AIC and 48 AIV cores: a vector kernel is launched over the 48 AIVs and leaves
+  // the AI cores to a matmul on another stream.
+  auto split = vector_beside_cube("8x910B2");
+  ASSERT_EQ(split.size(), 2u);
+  EXPECT_EQ(split[0].cores, 48u);
+  EXPECT_EQ(split[1].cores, 24u);
+  EXPECT_LT(split[1].start, split[0].end);  // they overlap
+  // The first 910's 32 DaVinci cores hold both units: the two kernels take turns.
+  auto shared = vector_beside_cube("8x910");
+  ASSERT_EQ(shared.size(), 2u);
+  EXPECT_EQ(shared[0].cores, 32u);
+  EXPECT_EQ(shared[1].cores, 32u);
+  EXPECT_GE(shared[1].start, shared[0].end);
+}
+
+TEST(Runtime, A910B2VectorKernelBusiesEachAivOnceAndTheAiCoresAtMostOnce) {
+  auto node = make_node({.jitter = 0});
+  Context& ctx = make_context(*node);
+  auto r = run_alone(*node, ctx, "add", {fp16({8192, 8192}), fp16({8192, 8192})});
+  const DeviceCounters& c = node->device(0).counters();
+  EXPECT_EQ(c.vector_busy_core_ns, 48 * duration(r));  // over the vector pool
+  EXPECT_EQ(c.aicore_busy_core_ns, 24 * duration(r));  // all AI cores' worth, not twice that
+  EXPECT_EQ(c.cube_busy_core_ns, 0);
 }
 
 TEST(Runtime, EventOrdersWorkAcrossStreams) {
