@@ -124,9 +124,8 @@ Publisher::Publisher(Node& node, tf::Writer& writer, HostView view)
   for (std::size_t i = 0; i < links_.size(); ++i) bus_links_[static_cast<std::size_t>(links_[i])] = static_cast<int>(i);
   for (const Link& l : node.fabric().links()) {
     if (l.kind == LinkKind::kHccs && l.src >= 0) has_hccs_[static_cast<std::size_t>(l.src)] = true;
-    if (l.kind == LinkKind::kPcie && l.src >= 0 && l.dst < 0) pcie_links_[static_cast<std::size_t>(l.src)].first = l.id;
-    if (l.kind == LinkKind::kPcie && l.src < 0 && l.dst >= 0) pcie_links_[static_cast<std::size_t>(l.dst)].second = l.id;
   }
+  for (int d = 0; d < node.device_count(); ++d) pcie_links_[static_cast<std::size_t>(d)] = node.fabric().pcie_links_of(d);
   node_.engine().add_observer(this);
   node_.events().add(this);
 }

@@ -211,6 +211,16 @@ void Fabric::account(Nanos now) {
   }
 }
 
+std::pair<int, int> Fabric::pcie_links_of(int device) const {
+  std::pair<int, int> ids{-1, -1};
+  for (const Link& l : links_) {
+    if (l.kind != LinkKind::kPcie) continue;
+    if (l.src == device && l.dst < 0) ids.first = l.id;
+    if (l.dst == device && l.src < 0) ids.second = l.id;
+  }
+  return ids;
+}
+
 std::string Fabric::describe(int link_id) const {
   const Link& l = links_[link_id];
   auto end = [](int d) { return d < 0 ? std::string("host") : std::to_string(d); };

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "emulator/device/spec.hpp"
@@ -96,6 +97,9 @@ class Fabric {
   // as NCCL's do over NVSwitch: a mesh's n-1 concurrent sends would share the port).
   bool switched() const { return switched_; }
   std::string describe(int link_id) const;  // "HCCS 3->5", "PCIE 2->host"
+  // Device `device`'s PCIe links to and from its host: {up, down}, -1 where it has none (a fabric
+  // without PCIe paths between devices). Collectives routed through the host use them.
+  std::pair<int, int> pcie_links_of(int device) const;
 
  private:
   // A transfer's hold on one link. A link's holds never overlap and come in time order: each

@@ -30,10 +30,12 @@ Physics::Physics(Scheduler& scheduler, std::vector<Device>& devices, Fabric& fab
       options_(options),
       states_(devices.size()),
       link_util_(fabric.links().size(), 0.0),
-      hccs_out_(devices.size()) {
+      hccs_out_(devices.size()),
+      pcie_fabric_share_(devices.size(), 0.0) {
   for (const Link& l : fabric_.links()) {
     if (l.kind == LinkKind::kHccs && l.src >= 0) hccs_out_[static_cast<std::size_t>(l.src)].push_back(l.id);
   }
+  for (std::size_t d = 0; d < devices.size(); ++d) pcie_links_.push_back(fabric_.pcie_links_of(static_cast<int>(d)));
   tick_kind_ = scheduler_.add_handler([this](const SimEvent& e) { tick(e); });
 }
 
@@ -77,6 +79,11 @@ void Physics::update_links(Nanos now) {
       capacity += seconds * links[static_cast<std::size_t>(id)].bandwidth_bps;
     }
     devices_[d].sensors().hccs_bw_util = ratio(moved, capacity);
+    double pcie = 0;
+    for (int id : {pcie_links_[d].first, pcie_links_[d].second}) {
+      if (id >= 0) pcie += flow[static_cast<std::size_t>(id)] - first.value[static_cast<std::size_t>(id)];
+    }
+    pcie_fabric_share_[d] = ratio(pcie, seconds * devices_[d].spec().pcie.bandwidth_bps);
   }
 }
 
@@ -123,7 +130,10 @@ void Physics::update_utilization(Device& dev, State& st, Nanos now) {
   s.aicpu_util = ratio(static_cast<double>(b.aicpu_busy_core_ns - a.aicpu_busy_core_ns),
                        span * spec.aicpu_count);
   s.hbm_bw_util = ratio(b.hbm_bytes_flow - a.hbm_bytes_flow, span * 1e-9 * spec.hbm.bandwidth_bps);
-  s.pcie_bw_util = ratio(b.pcie_bytes_flow - a.pcie_bytes_flow, span * 1e-9 * spec.pcie.bandwidth_bps);
+  // Host copies and collectives routed through the host share the PCIe link (both directions, as
+  // the bus's PCIe byte counters).
+  s.pcie_bw_util = std::min(1.0, ratio(b.pcie_bytes_flow - a.pcie_bytes_flow, span * 1e-9 * spec.pcie.bandwidth_bps) +
+                                     pcie_fabric_share_[static_cast<std::size_t>(dev.id())]);
 }
 
 void Physics::update_power_thermal(Device& dev, double dt_s) {

@@ -314,6 +314,27 @@ TEST(PublisherLinks, ADevicesPcieCountersAndItsPcieLinksCountTheSameBytes) {
   EXPECT_GE(snap.device(1, tf::fid::kPcieTxBytesTotal).as_u64(), uint64_t{5} << 20);
 }
 
+// A collective through the host loads the device's PCIe link as a host copy does: the device's
+// PCIe bandwidth utilization counts both. It counted only copies (0% during a PCIe allreduce while
+// the link itself read busy).
+TEST(PublisherLinks, ACollectiveThroughTheHostShowsInTheDevicesPcieUtilization) {
+  PublishedNode p = publish_node("pcie-util", {.spec = "4x310P3", .jitter = 0});
+  Node& node = *p.node;
+  auto [ranks, streams, comm] = ring_of(node, 2, 710, "pair");
+  for (int r = 0; r < 2; ++r) ASSERT_TRUE(ranks[r]->all_reduce(streams[r], comm, 0, 0, kGiB, DType::kFloat16).ok());
+  node.host_wait(30'000'000);  // inside the allreduce (physics samples every 10 ms)
+  tf::Snapshot snap = p.publish();
+  for (int d = 0; d < 2; ++d) {
+    double links = 0;  // the device's two PCIe directions, each a share of the same line rate
+    for (int l = 0; l < snap.link_count(); ++l) {
+      const tf::LinkInfo& info = snap.link_info(l);
+      if (info.kind == "pcie" && (info.device_a == d || info.device_b == d)) links += *snap.link(l, tf::fid::kLinkBandwidthUtil).number();
+    }
+    EXPECT_GT(links, 10.0) << "device " << d << ": the allreduce is on its PCIe link";
+    EXPECT_NEAR(*snap.device(d, tf::fid::kPcieBandwidthUtil).number(), std::min(links, 100.0), 1.0) << "device " << d;
+  }
+}
+
 TEST(PublisherLinks, ADeviceWithoutHccsLinksHasNoHccsFigure) {
   PublishedNode p = publish_node("pcie", {.spec = "4x310P3"});
   tf::Snapshot snap = p.publish();
