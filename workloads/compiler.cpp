@@ -205,7 +205,10 @@ void free_all(TensorAllocs& t, std::vector<ProgramOp>& step) {
   t.live.clear();
 }
 
-void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<ProgramOp>& step, TensorAllocs* tensors) {
+// `sync_grads`: this backward ends the step's accumulation, so its gradient buckets are allreduced
+// across the data-parallel group as they complete (earlier micro-batches only accumulate).
+void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<ProgramOp>& step, TensorAllocs* tensors,
+                  bool sync_grads) {
   std::vector<StepOp> bwd;
   std::vector<bool> mm;              // a matmul's grad (a tensor-parallel sync follows it)
   std::vector<std::size_t> origin;   // the forward op it is the gradient of
@@ -218,7 +221,7 @@ void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<P
     }
   }
   uint64_t grad_elems = static_cast<uint64_t>(w.params / w.tp);
-  int buckets = w.dp > 1 ? w.grad_buckets : 0;
+  int buckets = w.dp > 1 && sync_grads ? w.grad_buckets : 0;
   std::size_t per_bucket = buckets ? std::max<std::size_t>(1, bwd.size() / buckets) : 0;
   int tp_syncs = static_cast<int>(std::count(mm.begin(), mm.end(), true));
   int bucket = 0;
@@ -257,30 +260,15 @@ void add_optimizer(const Workload& w, std::vector<ProgramOp>& step) {
   }
 }
 
-telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int rank, bool train) {
-  telemetry::RankProgram rp;
-  rp.streams = 3;
-  rp.events = 2 + w.grad_buckets;
-  uint64_t shard = static_cast<uint64_t>(w.params / w.tp);
-  if (w.resident_mib > 0) rp.setup.push_back(alloc("resident", static_cast<uint64_t>(w.resident_mib) << 20));
-  rp.setup.push_back(alloc("weights", shard * dtype_bytes(w.dtype)));
-  if (train) {
-    rp.setup.push_back(alloc("grads", shard * dtype_bytes(w.dtype)));
-    if (w.optimizer == "adam") rp.setup.push_back(alloc("optimizer", shard * 12));
-  }
-  auto& step = rp.step;
-  if (w.loader_ms > 0) step.push_back(delay(w.loader_ms));
+// One micro-batch of a step (the whole step without accumulation): its input, forward and
+// backward (or the inference's result copy), the optimizer after the `last` one's backward, with
+// its activations allocated and freed.
+void add_micro_batch(const Workload& w, const Forward& fwd, int rank, bool train, const ProgramOp& activation_alloc,
+                     bool per_tensor, bool last, std::vector<ProgramOp>& step) {
   // The first rank of each tensor-parallel group takes the replica's batch from its host's input
   // pipeline (its tp peers wait for it at their first collective).
   if (w.host_input_samples_per_s > 0 && rank % w.tp == 0) step.push_back(input_op(w.samples_per_step));
-  // The activations: allocated at the step's start, or, when a layer varies, as the first varying
-  // layer runs (its size is known only then), so an allocation that must flush the cache comes
-  // with forward work already queued.
-  auto activations = [train](uint64_t bytes) { return std::max<uint64_t>(bytes * (train ? 1 : 0) + bytes / 8, 512); };
-  ProgramOp activation_alloc = alloc("activations", activations(fwd.activation_bytes));
-  for (uint64_t bytes : fwd.activation_bytes_by_step) activation_alloc.bytes_by_step.push_back(activations(bytes));
   bool varying = !fwd.activation_bytes_by_step.empty();
-  bool per_tensor = train && w.allocator == "direct" && !varying;
   TensorAllocs tensors;
   if (!varying && !per_tensor) step.push_back(activation_alloc);
   step.push_back(memcpy_op("H2D", std::max<uint64_t>(static_cast<uint64_t>(w.input_bytes_per_sample * w.samples_per_step), 1), kCopy));
@@ -313,12 +301,39 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
     step.push_back(delay(w.host_sync_ms));
   }
   if (train) {
-    add_backward(w, fwd, rank, step, per_tensor ? &tensors : nullptr);
-    add_optimizer(w, step);
+    add_backward(w, fwd, rank, step, per_tensor ? &tensors : nullptr, last);
+    if (last) add_optimizer(w, step);
   } else {
     step.push_back(memcpy_op("D2H", static_cast<uint64_t>(w.samples_per_step) * 4, kCompute));
   }
   if (!per_tensor) step.push_back(buffer_op(Kind::kFree, "activations"));
+}
+
+telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int rank, bool train) {
+  telemetry::RankProgram rp;
+  rp.streams = 3;
+  rp.events = 2 + w.grad_buckets;
+  uint64_t shard = static_cast<uint64_t>(w.params / w.tp);
+  if (w.resident_mib > 0) rp.setup.push_back(alloc("resident", static_cast<uint64_t>(w.resident_mib) << 20));
+  rp.setup.push_back(alloc("weights", shard * dtype_bytes(w.dtype)));
+  if (train) {
+    rp.setup.push_back(alloc("grads", shard * dtype_bytes(w.dtype)));
+    if (w.optimizer == "adam") rp.setup.push_back(alloc("optimizer", shard * 12));
+  }
+  auto& step = rp.step;
+  if (w.loader_ms > 0) step.push_back(delay(w.loader_ms));
+  // The activations: allocated at the step's start, or, when a layer varies, as the first varying
+  // layer runs (its size is known only then), so an allocation that must flush the cache comes
+  // with forward work already queued.
+  auto activations = [train](uint64_t bytes) { return std::max<uint64_t>(bytes * (train ? 1 : 0) + bytes / 8, 512); };
+  ProgramOp activation_alloc = alloc("activations", activations(fwd.activation_bytes));
+  for (uint64_t bytes : fwd.activation_bytes_by_step) activation_alloc.bytes_by_step.push_back(activations(bytes));
+  const bool per_tensor = train && w.allocator == "direct" && fwd.activation_bytes_by_step.empty();
+  // Gradient accumulation (micro_batches > 1): each micro-batch's forward and backward in turn,
+  // the data-parallel allreduce with the last one's backward, then the optimizer once.
+  for (int m = 0; m < w.micro_batches; ++m) {
+    add_micro_batch(w, fwd, rank, train, activation_alloc, per_tensor, m + 1 == w.micro_batches, step);
+  }
   return rp;
 }
 
@@ -373,7 +388,8 @@ Result<std::vector<CompiledPoint>> compile_workload(const Workload& w, const Com
   telemetry::Program p = base;
   if (w.kind == "train" || w.kind == "infer") {
     p.layout = "dp" + std::to_string(shaped.dp) + " x tp" + std::to_string(shaped.tp) +
-               (shaped.pp > 1 ? " x pp" + std::to_string(shaped.pp) + " (" + std::to_string(shaped.micro_batches) + " micro-batches, 1F1B)" : "");
+               (shaped.pp > 1   ? " x pp" + std::to_string(shaped.pp) + " (" + std::to_string(shaped.micro_batches) + " micro-batches, 1F1B)"
+                : shaped.micro_batches > 1 ? " (" + std::to_string(shaped.micro_batches) + " accumulation steps)" : "");
     p.comms = communicators(shaped);
     Forward fwd = expand(shaped);
     // A rank's program differs from another's only in its communicators: ranks that share them

@@ -42,9 +42,10 @@ std::vector<telemetry::CommSpec> communicators(const Workload& w);
 
 struct TensorAllocs;
 // The backward kernels of `fwd` (in reverse, fused), with their tensor-parallel syncs and, with
-// dp > 1, the gradient buckets' AllReduce; `tensors` allocates each tensor (direct allocator).
+// dp > 1 and `sync_grads` (the step's last micro-batch), the gradient buckets' AllReduce;
+// `tensors` allocates each tensor (direct allocator).
 void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<telemetry::ProgramOp>& step,
-                  TensorAllocs* tensors);
+                  TensorAllocs* tensors, bool sync_grads);
 void add_optimizer(const Workload& w, std::vector<telemetry::ProgramOp>& step);
 
 // One pipeline stage's rank (pipeline.cpp): its share of the layers, micro-batches in the 1F1B

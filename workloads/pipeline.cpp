@@ -66,7 +66,7 @@ void forward(const Stage& st, int rank, std::vector<ProgramOp>& step) {
 
 void backward(const Stage& st, int rank, std::vector<ProgramOp>& step) {
   if (st.stage + 1 < st.stages) step.push_back(p2p(st, "Recv", st.boundary, st.stage + 1, kCompute));
-  add_backward(st.w, st.fwd, rank, step, nullptr);
+  add_backward(st.w, st.fwd, rank, step, nullptr, /*sync_grads=*/false);  // st.w.dp is 1: reduced below
   if (st.stage > 0) send(st, st.prev_boundary, st.stage - 1, false, step);
 }
 

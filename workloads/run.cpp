@@ -132,7 +132,7 @@ double per_step(const Workload& w, int dp) {
     return 2.0 * static_cast<double>(hbm_bandwidth_bytes(w)) * static_cast<double>(w.extra.copies_per_step) / 1e9;
   }
   // A pipeline's samples_per_step is one micro-batch's, as its layers' shapes are.
-  return static_cast<double>(w.samples_per_step) * dp * (w.pp > 1 ? w.micro_batches : 1);
+  return static_cast<double>(w.samples_per_step) * dp * w.micro_batches;
 }
 
 int run_model(const Workload& w, const CompiledPoint& point, JobBackend& backend, const RunOptions& o) {
@@ -144,7 +144,8 @@ int run_model(const Workload& w, const CompiledPoint& point, JobBackend& backend
     std::fprintf(o.err, "npu-run: %s\n", job.status().message().c_str());
     return exit_for_refused_submit(job.status());
   }
-  std::string pipeline = w.pp > 1 ? " x pp " + std::to_string(w.pp) + ", " + std::to_string(w.micro_batches) + " micro-batches" : "";
+  std::string pipeline = w.pp > 1 ? " x pp " + std::to_string(w.pp) + ", " + std::to_string(w.micro_batches) + " micro-batches"
+                         : w.micro_batches > 1 ? ", " + std::to_string(w.micro_batches) + " accumulation steps" : "";
   std::fprintf(o.out, "%s: %lld steps on %s, %zu devices (dp %d x tp %d%s), allocator %s\n", w.name.c_str(),
                static_cast<long long>(prog.repeat), backend.describe().c_str(), prog.ranks.size(), dp, w.tp,
                pipeline.c_str(), prog.allocator.c_str());

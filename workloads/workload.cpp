@@ -198,7 +198,6 @@ void read_parallel(const json& doc, Workload& w, Status& err, const std::string&
   const char* micro = r.has("accumulate_steps") ? "accumulate_steps" : "micro_batches";
   w.micro_batches = static_cast<int>(r.integer(micro, w.pp));
   if (err.ok() && (w.micro_batches < 1 || w.micro_batches > 1024)) r.fail(micro, "must be in [1, 1024]");
-  if (err.ok() && w.pp == 1 && r.has(micro) && w.micro_batches != 1) r.fail(micro, "micro-batches are a pipeline's (pp > 1)");
   r.only({"dp", "tp", "pp", "micro_batches", "dp_degree", "mp_degree", "pp_degree", "accumulate_steps", "devices"});
   if (err.ok() && !w.devices.empty() && static_cast<int>(w.devices.size()) != w.ranks()) {
     r.fail("devices", "expected " + std::to_string(w.ranks()) + " device ids (dp x tp x pp), got " +

@@ -70,7 +70,10 @@ struct Workload {
   int64_t samples_per_step = 1;   // per data-parallel rank
   std::string unit = "samples/s";
   int dp = 1, tp = 1, pp = 1;
-  int micro_batches = 1;          // pp > 1: micro-batches per step (Paddle's accumulate_steps); layer shapes are one's
+  // Micro-batches per step (Paddle's accumulate_steps); the layers' shapes are one micro-batch's.
+  // pp > 1: the pipeline's (default pp); pp 1: gradient accumulation (default 1), each
+  // micro-batch's forward and backward in turn, the data-parallel allreduce and the optimizer once.
+  int micro_batches = 1;
   std::vector<int> devices;       // rank -> device (default 0..ranks-1)
   int64_t input_bytes_per_sample = 0;
   double loader_ms = 0;           // host-side time per step before the input is ready

@@ -350,12 +350,57 @@ TEST(Workload, PipelineStagesRunOneForwardOneBackward) {
       EXPECT_EQ(order, "fBfBfBfBfBfBfBfB");  // the last stage: one forward, one backward
     }
   }
-  auto bad = parse_workload(nlohmann::json::parse(R"({"name": "x", "kind": "train", "layers": [],
-                                            "parallel": {"dp": 2, "micro_batches": 4}})"), "x.json");
-  EXPECT_EQ(bad.status().message(), "workload error: x.json: parallel.micro_batches: micro-batches are a pipeline's (pp > 1)");
   auto both = parse_workload(nlohmann::json::parse(R"({"name": "x", "kind": "train", "layers": [],
                                              "parallel": {"pp": 2, "pp_degree": 2}})"), "x.json");
   EXPECT_EQ(both.status().message(), "workload error: x.json: parallel.pp_degree: give pp or pp_degree, not both");
+}
+
+// Gradient accumulation without a pipeline (Paddle's accumulate_steps with pp 1): each
+// micro-batch runs its input, forward and backward with their tensor-parallel syncs; the
+// data-parallel gradient allreduce and the optimizer run once, after the last micro-batch. It was
+// refused ("micro-batches are a pipeline's").
+TEST(Workload, GradientAccumulationRunsEveryMicroBatchAndReducesAndStepsOnce) {
+  auto w = load_workload("ernie3-train");  // dp 4 x tp 2
+  ASSERT_TRUE(w.ok());
+  struct Counts {
+    int h2d = 0, kernels = 0, adam = 0, dp = 0, tp = 0;
+  };
+  auto count = [](const Workload& wl, std::string* layout) {
+    auto points = compile_workload(wl, {});
+    EXPECT_TRUE(points.ok()) << points.status().message();
+    const auto& p = points->front().program;
+    *layout = p.layout;
+    Counts c;
+    for (const auto& op : telemetry::ops_of(p.ranks, 0).step) {
+      using K = telemetry::ProgramOp::Kind;
+      c.h2d += op.kind == K::kMemcpy && op.name == "H2D";
+      c.kernels += op.kind == K::kKernel;
+      c.adam += op.kind == K::kKernel && op.name == "ApplyAdam";
+      if (op.kind == K::kCollective) (p.comms[static_cast<std::size_t>(op.comm)].name.rfind("dp", 0) == 0 ? c.dp : c.tp) += 1;
+    }
+    return c;
+  };
+  std::string one_layout, four_layout;
+  Counts one = count(*w, &one_layout);
+  Workload accumulated = *w;
+  accumulated.micro_batches = 4;
+  Counts four = count(accumulated, &four_layout);
+  EXPECT_EQ(one_layout, "dp4 x tp2");
+  EXPECT_EQ(four_layout, "dp4 x tp2 (4 accumulation steps)");
+  EXPECT_EQ(one.adam, 1);
+  EXPECT_EQ(four.adam, 1);
+  EXPECT_GT(one.dp, 0);
+  EXPECT_EQ(four.dp, one.dp) << "the gradients are reduced once per step";
+  EXPECT_EQ(four.tp, 4 * one.tp) << "each micro-batch's activations are synced";
+  EXPECT_EQ(four.h2d, 4 * one.h2d);
+  EXPECT_EQ(four.kernels - 1, 4 * (one.kernels - 1)) << "all but the optimizer, per micro-batch";
+  auto parsed = parse_workload(nlohmann::json::parse(R"({"name": "x", "kind": "train", "layers": [{"op": "relu", "inputs": [[8]]}],
+                                               "parallel": {"dp_degree": 2, "accumulate_steps": 4}})"), "x.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->micro_batches, 4);
+  auto bad = parse_workload(nlohmann::json::parse(R"({"name": "x", "kind": "train", "layers": [],
+                                            "parallel": {"dp": 2, "micro_batches": 0}})"), "x.json");
+  EXPECT_EQ(bad.status().message(), "workload error: x.json: parallel.micro_batches: must be in [1, 1024]");
 }
 
 TEST(Workload, SweepsCompileToOneProgramPerPoint) {
