@@ -72,7 +72,7 @@ constexpr FieldDef kTable[] = {
     {fid::kCubeBusyNs, "npu_cube_busy_ns_total", C, D, U64, "CubeBusy(ns)", 16,
      "cube-unit busy time averaged over the device's AI cores, ns"},
     {fid::kVectorBusyNs, "npu_vector_busy_ns_total", C, D, U64, "VecBusy(ns)", 16,
-     "vector-unit busy time averaged over the device's AI cores, ns"},
+     "vector-unit busy time averaged over the device's vector cores (its AIVs where they are apart from the AI cores), ns"},
     {fid::kAicpuBusyNs, "npu_aicpu_busy_ns_total", C, D, U64, "AICpuBusy(ns)", 16,
      "AI CPU busy time averaged over the device's AI CPUs, ns"},
     {fid::kFlopsTotal, "npu_flops_total", C, D, F64, "FLOPs", 12,
@@ -89,6 +89,8 @@ constexpr FieldDef kTable[] = {
      "kernels completed on the AI CPU (fallbacks the profiler flags)"},
     {fid::kCopiesTotal, "npu_copies_total", C, D, U64, "Copies", 10,
      "memory copies completed (H2D, D2H, D2D)"},
+    {fid::kHbmWriteBytesTotal, "npu_hbm_write_bytes_total", C, D, U64, "HBMWr(B)", 14,
+     "of npu_hbm_bytes_total, the bytes written: kernels' outputs and device-to-device copies' destinations"},
 
     {fid::kPowerWatts, "npu_power_watts", G, D, F64, "Power(W)", 8, "chip power draw, watts"},
     {fid::kPowerLimitWatts, "npu_power_limit_watts", G, D, F64, "PwrLimit(W)", 11,

@@ -84,6 +84,7 @@ inline constexpr FieldId kPcieRxBytesTotal = 143;
 inline constexpr FieldId kKernelsTotal = 144;
 inline constexpr FieldId kAicpuKernelsTotal = 145;
 inline constexpr FieldId kCopiesTotal = 146;
+inline constexpr FieldId kHbmWriteBytesTotal = 147;
 inline constexpr FieldId kPowerWatts = 160;
 inline constexpr FieldId kPowerLimitWatts = 161;
 inline constexpr FieldId kEnergyJoulesTotal = 162;

@@ -310,6 +310,7 @@ void set_activity(tf::Writer::Update& u, const Device& dev, bool has_hccs, uint6
   u.set(tf::fid::kVectorBusyNs, static_cast<uint64_t>(c.vector_busy_core_ns / spec.vector_pool()));
   u.set(tf::fid::kAicpuBusyNs, static_cast<uint64_t>(c.aicpu_busy_core_ns / spec.aicpu_count));
   u.set(tf::fid::kFlopsTotal, c.flops_total).set(tf::fid::kHbmBytesTotal, c.hbm_bytes_total);
+  u.set(tf::fid::kHbmWriteBytesTotal, c.hbm_write_bytes_total);
   u.set(tf::fid::kPcieTxBytesTotal, pcie_tx).set(tf::fid::kPcieRxBytesTotal, pcie_rx);
   u.set(tf::fid::kKernelsTotal, c.kernels_total).set(tf::fid::kAicpuKernelsTotal, c.aicpu_kernels_total);
   u.set(tf::fid::kCopiesTotal, c.copies_total);

@@ -309,13 +309,14 @@ void Engine::on_complete(const SimEvent& e) {
     if (!failed) {
       c.flops_total += task.flops;
       c.hbm_bytes_total += task.bytes;
+      c.hbm_write_bytes_total += task.written;
     }
   } else if (task.kind == TaskKind::kMemcpy) {
     if (!dev.health().lost()) dev.set_copy_engine_busy(task.copy, false);
     ++c.copies_total;
     if (task.copy == CopyKind::kHostToDevice) c.pcie_h2d_bytes_total += task.bytes;
     if (task.copy == CopyKind::kDeviceToHost) c.pcie_d2h_bytes_total += task.bytes;
-    if (task.copy == CopyKind::kDeviceToDevice) c.hbm_bytes_total += 2 * task.bytes;
+    if (task.copy == CopyKind::kDeviceToDevice) c.hbm_bytes_total += 2 * task.bytes, c.hbm_write_bytes_total += task.bytes;
   } else {
     ++c.collectives_total;
   }

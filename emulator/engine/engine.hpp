@@ -44,6 +44,7 @@ struct Task {
   KernelTiming timing;
   double flops = 0;
   uint64_t bytes = 0;  // kernel HBM traffic or copy size
+  uint64_t written = 0;  // kernels: of `bytes`, those written to HBM (its outputs)
   uint64_t id = 0;     // assigned by the engine at enqueue, unique per node
   // The host call that queued it: [host_start, ready_at). The device never starts a task before
   // its call returned; 0 = now (a call that takes no host time).

@@ -169,6 +169,7 @@ Result<PreparedKernel> Context::prepare_fused(const std::string& op, const std::
   p.kernel = fused->kernel;
   p.inputs = fused->inputs;
   p.outputs = std::move(fused->outputs);
+  for (const TensorDesc& out : p.outputs) p.written_bytes += out.bytes();  // a fused chain writes its last outputs
   p.attrs = attrs;
   p.cost = fused->cost;
   p.block_dim = block_dim;
@@ -197,6 +198,7 @@ Task kernel_task(StreamId stream, const PreparedKernel& kernel, uint32_t payload
   t.timing = kernel.timing;
   t.flops = kernel.cost.flops;
   t.bytes = static_cast<uint64_t>(kernel.cost.bytes);
+  t.written = std::min(t.bytes, kernel.written_bytes);
   t.payload = payload;
   t.descriptor = kernel.descriptor;
   return t;

@@ -41,6 +41,7 @@ struct PreparedKernel {
   std::vector<TensorDesc> outputs;
   Attrs attrs;
   OpCost cost;
+  uint64_t written_bytes = 0;  // of cost.bytes, those written to HBM: its outputs
   KernelTiming timing;
   uint32_t block_dim = 0;
   uint32_t descriptor = 0;  // op_descriptor.hpp: op name, shapes, dtypes (for profilers)

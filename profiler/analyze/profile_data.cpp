@@ -344,7 +344,9 @@ Status load_counters(Db& db, ProfileData& p) {
        "SELECT c.deviceId, s.value, c.timestampNs, c.value FROM EMU_COUNTER c JOIN STRING_IDS s ON s.id = c.name "
        "WHERE c.deviceId >= 0 AND s.value IN ('npu_aicore_clock_mhz', 'npu_power_watts', 'npu_temperature_celsius', "
        "'npu_hbm_used_bytes') ORDER BY c.timestampNs"},
-      {"HBM", "SELECT deviceId, 'hbm_bandwidth_bytes_per_s', timestampNs, bandwidth FROM HBM ORDER BY timestampNs"},
+      // Read and write rows of a sample add up (an older profile has one "read/write" row).
+      {"HBM", "SELECT deviceId, 'hbm_bandwidth_bytes_per_s', timestampNs, sum(bandwidth) FROM HBM "
+              "GROUP BY deviceId, timestampNs ORDER BY timestampNs"},
       {"HCCS", "SELECT deviceId, 'hccs_tx_bytes_per_s', timestampNs, txThroughput FROM HCCS ORDER BY timestampNs"}};
   for (const auto& [table, sql] : queries) {
     auto has = db.has_table(table);

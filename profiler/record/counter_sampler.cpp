@@ -47,14 +47,18 @@ Status CounterSampler::describe(const tf::Snapshot& s) {
     NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kEmuLink, {int64_t{l}, int64_t{link.device_a}, int64_t{link.device_b},
                                                        *kind, link.peak_bytes_per_s, link.latency_ns}));
   }
-  prev_hbm_bytes_.assign(static_cast<std::size_t>(s.device_count()), kNaN);
+  prev_hbm_read_.assign(static_cast<std::size_t>(s.device_count()), kNaN);
+  prev_hbm_write_ = prev_hbm_read_;
   prev_link_bytes_.assign(static_cast<std::size_t>(s.link_count()), kNaN);
   auto device = w_.intern("device");
   if (!device.ok()) return device.status();
   device_type_ = *device;
-  auto rw = w_.intern("read/write");
-  if (!rw.ok()) return rw.status();
-  hbm_type_ = *rw;
+  auto read = w_.intern("read");
+  if (!read.ok()) return read.status();
+  hbm_read_ = *read;
+  auto write = w_.intern("write");
+  if (!write.ok()) return write.status();
+  hbm_write_ = *write;
   return Status::Ok();
 }
 
@@ -96,9 +100,14 @@ Status CounterSampler::device_rows(const tf::Snapshot& s, int d, int64_t ts, dou
     };
     NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kNpuMem, {device_type_, value(ddr), value(hbm), ts, dev}));
   }
-  if (auto bytes = s.device(d, tf::fid::kHbmBytesTotal).number()) {
-    double rate = delta_rate(*bytes, prev_hbm_bytes_[static_cast<std::size_t>(d)], dt_s);
-    if (!std::isnan(rate)) NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kHbm, {dev, ts, rate, int64_t{0}, hbm_type_}));
+  auto bytes = s.device(d, tf::fid::kHbmBytesTotal).number();
+  auto written = s.device(d, tf::fid::kHbmWriteBytesTotal).number();
+  if (bytes && written) {
+    const auto i = static_cast<std::size_t>(d);
+    double read = delta_rate(*bytes - *written, prev_hbm_read_[i], dt_s);
+    double write = delta_rate(*written, prev_hbm_write_[i], dt_s);
+    if (!std::isnan(read)) NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kHbm, {dev, ts, read, int64_t{0}, hbm_read_}));
+    if (!std::isnan(write)) NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kHbm, {dev, ts, write, int64_t{0}, hbm_write_}));
   }
   return Status::Ok();
 }

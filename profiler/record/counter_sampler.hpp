@@ -1,8 +1,9 @@
 // CounterSampler: turns bus snapshots into counter time series.
 //
 //   msprof tables: AICORE_FREQ (npu_aicore_clock_mhz), NPU_MEM (HBM or DDR in use, bytes),
-//                  HBM (bandwidth from the delta of npu_hbm_bytes_total, bytes/s, type
-//                  "read/write": the bus counts both together), HCCS (per device: tx = its
+//                  HBM (two rows a sample, bytes/s: type "write" from the delta of
+//                  npu_hbm_write_bytes_total, "read" from the delta of the rest of
+//                  npu_hbm_bytes_total), HCCS (per device: tx = its
 //                  HCCS links' tx deltas, rx = the tx deltas of the links towards it, bytes/s)
 //   EMU_COUNTER:   every ok gauge and counter of the node, each device and each link, by its
 //                  field-registry name (power, temperature, utilizations, clocks, HBM, link
@@ -51,10 +52,12 @@ class CounterSampler {
   int64_t last_ts_ = -1;
   uint64_t samples_ = 0;
   std::map<telemetry::FieldId, int64_t> names_;
-  std::vector<double> prev_hbm_bytes_;   // per device, NaN = none yet
+  std::vector<double> prev_hbm_read_;    // per device, NaN = none yet
+  std::vector<double> prev_hbm_write_;   // per device, NaN = none yet
   std::vector<double> prev_link_bytes_;  // per link, NaN = none yet
   int64_t device_type_ = 0;              // STRING_IDS "device"
-  int64_t hbm_type_ = 0;                 // STRING_IDS "read/write"
+  int64_t hbm_read_ = 0;                 // STRING_IDS "read"
+  int64_t hbm_write_ = 0;                // STRING_IDS "write"
 };
 
 }  // namespace npukit::prof

@@ -47,6 +47,7 @@ const std::vector<std::pair<FieldId, std::string>> kPinned = {
     {144, "npu_kernels_total"},
     {145, "npu_aicpu_kernels_total"},
     {146, "npu_copies_total"},
+    {147, "npu_hbm_write_bytes_total"},
     {160, "npu_power_watts"},
     {161, "npu_power_limit_watts"},
     {162, "npu_energy_joules_total"},

@@ -176,6 +176,26 @@ TEST(Runtime, A910B2VectorKernelBusiesEachAivOnceAndTheAiCoresAtMostOnce) {
   EXPECT_EQ(c.cube_busy_core_ns, 0);
 }
 
+// The HBM counters split what is written from what is read: a kernel writes its outputs (an add
+// of two n-element tensors reads 2n and writes n elements), a device-to-device copy writes its
+// destination. The profile's HBM table has read and write rows from these.
+TEST(Runtime, HbmCountsWhatKernelsAndCopiesWriteApartFromWhatTheyRead) {
+  auto node = make_node({.jitter = 0});
+  Context& ctx = make_context(*node);
+  run_alone(*node, ctx, "add", {fp16({1 << 20}), fp16({1 << 20})});
+  const DeviceCounters& c = node->device(0).counters();
+  EXPECT_EQ(c.hbm_bytes_total, 3u << 21);
+  EXPECT_EQ(c.hbm_write_bytes_total, 1u << 21);
+  auto a = ctx.malloc(1 << 20);
+  auto b = ctx.malloc(1 << 20);
+  ASSERT_TRUE(a.ok() && b.ok());
+  StreamId s = ctx.create_stream();
+  ASSERT_TRUE(ctx.memcpy_d2d(s, *b, *a, 1 << 20).ok());
+  ASSERT_TRUE(ctx.synchronize_stream(s).ok());
+  EXPECT_EQ(c.hbm_bytes_total, (3u << 21) + (2u << 20));
+  EXPECT_EQ(c.hbm_write_bytes_total, (1u << 21) + (1u << 20));
+}
+
 TEST(Runtime, EventOrdersWorkAcrossStreams) {
   auto node = make_node({.jitter = 0});
   Context& ctx = make_context(*node);

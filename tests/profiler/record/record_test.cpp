@@ -2,6 +2,7 @@
 // with the sqlite3 CLI), content, modes.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <regex>
 
 #include "tests/profiler/invariants.hpp"
@@ -130,6 +131,38 @@ TEST(Record, LossyModeCountsWhatItMisses) {
   EXPECT_EQ(sqlite(run.db, "SELECT value FROM EMU_RUN WHERE key = 'events_missed'").output, "0\n");
   EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM STEP_TIME").output, "1\n");
   for (const std::string& v : invariant_violations(run.db, true)) ADD_FAILURE() << v;
+}
+
+// The HBM table has a read and a write row per sample, msprof's two types, each the rate of its
+// bus counter over the sample's interval: write from npu_hbm_write_bytes_total, read from the rest
+// of npu_hbm_bytes_total. It had one row typed "read/write", which no msprof reader knows.
+TEST(Record, TheHbmTableSplitsReadsFromWritesAsTheBusCountsThem) {
+  const std::string& db = small_run().db;
+  EXPECT_EQ(sqlite(db, "SELECT s.value FROM HBM h JOIN STRING_IDS s ON s.id = h.type GROUP BY 1 ORDER BY 1").output,
+            "read\nwrite\n");
+  // Each row against the counters' deltas (EMU_COUNTER keeps the raw totals), device 0.
+  const std::string deltas =
+      "WITH c AS (SELECT e.timestampNs t, s.value f, e.value - LAG(e.value) OVER w dv, "
+      "e.timestampNs - LAG(e.timestampNs) OVER w dt FROM EMU_COUNTER e JOIN STRING_IDS s ON s.id = e.name "
+      "WHERE e.deviceId = 0 AND s.value IN ('npu_hbm_bytes_total', 'npu_hbm_write_bytes_total') "
+      "WINDOW w AS (PARTITION BY s.value ORDER BY e.timestampNs)), "
+      "r AS (SELECT h.timestampNs t, s.value type, h.bandwidth b FROM HBM h JOIN STRING_IDS s ON s.id = h.type "
+      "WHERE h.deviceId = 0) ";
+  auto check = sqlite(db, deltas +
+      "SELECT count(*), sum(abs(w.b - cw.dv * 1e9 / cw.dt) > 1e-3 * (w.b + 1)), "
+      "sum(abs(rd.b - (ct.dv - cw.dv) * 1e9 / ct.dt) > 1e-3 * (rd.b + 1)), sum(w.b > 0), sum(rd.b > w.b) "
+      "FROM r w JOIN r rd ON rd.t = w.t AND rd.type = 'read' "
+      "JOIN c cw ON cw.t = w.t AND cw.f = 'npu_hbm_write_bytes_total' "
+      "JOIN c ct ON ct.t = w.t AND ct.f = 'npu_hbm_bytes_total' WHERE w.type = 'write' AND cw.dt > 0");
+  ASSERT_EQ(check.exit_code, 0) << check.output;
+  int rows = 0, write_off = 0, read_off = 0, writing = 0, read_more = 0;
+  ASSERT_EQ(std::sscanf(check.output.c_str(), "%d|%d|%d|%d|%d", &rows, &write_off, &read_off, &writing, &read_more), 5)
+      << check.output;
+  EXPECT_GT(rows, 0);
+  EXPECT_EQ(write_off, 0) << "write rows that are not the write counter's rate";
+  EXPECT_EQ(read_off, 0) << "read rows that are not the rest of the traffic's rate";
+  EXPECT_GT(writing, 0) << "the job's kernels write";
+  EXPECT_EQ(read_more, writing) << "a training step's kernels read more than they write";
 }
 
 // A 310P's memory is DDR: the recorder writes NPU_MEM.ddr, and the report's memory section said
