@@ -63,6 +63,10 @@ constexpr EventTypeDef kEventTypes[] = {
      "ts: the allocation call (right after its alloc event, same ts); device: where; name: the buffer; "
      "a: the call's host ns (the flush's frees, then the new segment's malloc); b: bytes requested; c: cached "
      "bytes the flush gave back to the device; d: the largest cached free block before it (none fit the request)"},
+    {EventType::kReserved, "reserved",
+     "ts: an alloc or free call that changed what the process's allocator holds from the device (right "
+     "before that call's alloc or free event, same ts); device: where; a: the bytes it holds after the "
+     "call, cached blocks included (msprof totalReserve; a non-caching allocator holds what is allocated); b: pid"},
 };
 
 }  // namespace

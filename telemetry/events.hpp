@@ -45,6 +45,7 @@ enum class EventType : uint16_t {
   kLaunch = 19,           // the host queued a task (the host-side API span of a device task)
   kOpCompile = 20,        // the host compiled an op online for a shape it had not compiled before
   kCacheFlush = 21,       // a caching allocator out of HBM emptied its cache to allocate
+  kReserved = 22,         // what a process's allocator holds from the device changed
 };
 
 // Helpers for the packed payload words of task events (see the table in events.cpp).

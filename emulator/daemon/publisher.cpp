@@ -237,6 +237,11 @@ void Publisher::on_task_end(const TaskRecord& r) {
 }
 
 void Publisher::on_memory(const MemoryRecord& r) {
+  uint64_t& held = reserved_[{r.device, r.pid}];
+  if (r.reserved_after != held) {
+    held = r.reserved_after;
+    record_at(tf::EventType::kReserved, r.device, r.at, "", {r.reserved_after, r.pid, 0, 0});
+  }
   record_at(r.alloc ? tf::EventType::kAlloc : tf::EventType::kFree, r.device, r.at, std::string(r.tag),
             {r.bytes, r.address, r.pid | static_cast<uint64_t>(std::min<Nanos>(r.host_ns, 0xffffffff)) << 32,
              r.allocated_after});

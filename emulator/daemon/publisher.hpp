@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -94,6 +95,7 @@ class Publisher final : public TaskObserver, public NodeObserver {
   // on the link). The device's PCIe counters and the link's counter both publish this sum.
   uint64_t pcie_bytes(int device, bool to_host) const;
   std::unordered_map<uint32_t, uint32_t> descriptor_ids_;
+  std::map<std::pair<int, uint32_t>, uint64_t> reserved_;  // by (device, pid): the last kReserved's bytes
   // communicator -> (its slot's generation, bus string id): a reused slot is a new communicator
   std::unordered_map<uint32_t, std::pair<uint64_t, uint32_t>> group_ids_;
 };

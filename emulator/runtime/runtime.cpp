@@ -46,7 +46,8 @@ Result<AllocResult> Context::allocate(uint64_t bytes, std::string_view tag) {
   auto r = allocator_->allocate(bytes);
   const NodeEvents& events = node_.events();
   if (r.ok() && !events.empty()) {
-    events.memory({true, device_, pid_, bytes, r->ptr, allocator_->stats().allocated_bytes, node_.now(), tag, r->host_ns, r->flush});
+    const AllocatorStats& s = allocator_->stats();
+    events.memory({true, device_, pid_, bytes, r->ptr, s.allocated_bytes, s.reserved_bytes, node_.now(), tag, r->host_ns, r->flush});
   }
   return r;
 }
@@ -57,7 +58,8 @@ Result<AllocResult> Context::deallocate(DevPtr ptr, std::string_view tag) {
   auto r = allocator_->release(ptr);
   if (r.ok() && !events.empty()) {
     uint64_t after = allocator_->stats().allocated_bytes;
-    events.memory({false, device_, pid_, before - after, ptr, after, node_.now(), tag, r->host_ns, {}});
+    events.memory({false, device_, pid_, before - after, ptr, after, allocator_->stats().reserved_bytes, node_.now(), tag,
+                   r->host_ns, {}});
   }
   return r;
 }

@@ -271,11 +271,15 @@ Status EventMapper::node_event(const tf::Event& e) {
   const auto& w = e.words;
   NPUKIT_RETURN_IF_ERROR(w_.insert(Table::kEmuEvent, {ts, int64_t{e.device}, type, *name, *message, i64(w[0]),
                                                       i64(w[1]), i64(w[2]), i64(w[3])}));
+  if (e.type == tf::EventType::kReserved) reserved_[{e.device, static_cast<uint32_t>(w[1])}] = i64(w[0]);
   if (e.type != tf::EventType::kAlloc && e.type != tf::EventType::kFree) return Status::Ok();
   bool alloc = e.type == tf::EventType::kAlloc;
   int64_t buffer = e.name_id == 0 ? ids_.na : *name;  // the buffer's name in its program
+  auto pid = static_cast<uint32_t>(w[2] & 0xffffffff);
+  auto held = reserved_.find({e.device, pid});
+  SqlValue reserve = held == reserved_.end() ? SqlValue(std::monostate{}) : SqlValue(held->second);
   return w_.insert(Table::kNpuOpMem, {buffer, i64(w[1]), alloc ? ids_.alloc : ids_.free, i64(w[0]), ts,
-                                      i64(w[2] & 0xffffffff) << 32, i64(w[3]), std::monostate{}, ids_.na, int64_t{e.device}});
+                                      int64_t{pid} << 32, i64(w[3]), reserve, ids_.na, int64_t{e.device}});
 }
 
 Status EventMapper::map(const tf::Event& e) {

@@ -107,6 +107,9 @@ class EventMapper {
   std::vector<Launch> launches_;
   std::vector<bool> have_launch_;
   std::map<uint32_t, Group> groups_;  // by bus string id
+  // By (device, pid): the bytes its allocator holds, from the last reserved event (NPU_OP_MEM
+  // totalReserve; NULL until one was recorded).
+  std::map<std::pair<int, uint32_t>, int64_t> reserved_;
   std::map<std::tuple<int, int64_t, int64_t>, int64_t> collective_seq_;  // (device, group, opType) -> count
   int64_t last_ts_ = 0;
 };

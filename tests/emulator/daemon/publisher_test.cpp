@@ -52,8 +52,15 @@ TEST(PublisherEvents, AnAllocThenAFreeOfNBytesAreTwoEventsAtTheirVirtualTimes) {
   EXPECT_GT(free_at, alloc_at) << "a direct malloc blocks the host for its modelled cost";
   ASSERT_TRUE(ctx.free(*ptr).ok());
 
-  std::vector<tf::Event> events = p.drain_all();
-  ASSERT_EQ(events.size(), 2u);
+  std::vector<tf::Event> all = p.drain_all();
+  // A non-caching allocator holds what is allocated: each call changes it, and says so first.
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_EQ(all[0].type, tf::EventType::kReserved);
+  EXPECT_EQ(all[0].words[0], kBytes);
+  EXPECT_EQ(all[0].words[1], 4242u);
+  EXPECT_EQ(all[2].type, tf::EventType::kReserved);
+  EXPECT_EQ(all[2].words[0], 0u);
+  std::vector<tf::Event> events{all[1], all[3]};
   const tf::Event& a = events[0];
   EXPECT_EQ(a.type, tf::EventType::kAlloc);
   EXPECT_EQ(a.device, 2);
@@ -69,6 +76,28 @@ TEST(PublisherEvents, AnAllocThenAFreeOfNBytesAreTwoEventsAtTheirVirtualTimes) {
   EXPECT_EQ(f.words[2] & 0xffffffff, 4242u);
   EXPECT_GT(f.words[2] >> 32, 0u) << "a direct free costs host time too";
   EXPECT_EQ(f.words[3], 0u);
+}
+
+// What a caching allocator holds from the device (msprof's totalReserve) changes when it grows a
+// segment, not on every call: a second small block from the same 2 MiB segment says nothing.
+TEST(PublisherEvents, AReservedEventComesWhenTheAllocatorsHoldingChangesNotOnEveryCall) {
+  PublishedNode p = publish_node("reserved");
+  Context& ctx = make_context(*p.node, 1, 4343, AllocatorPolicy::kCaching);
+  auto a = ctx.malloc(1024);
+  auto b = ctx.malloc(1024);
+  ASSERT_TRUE(a.ok() && b.ok());
+  ASSERT_TRUE(ctx.free(*a).ok());
+  std::vector<tf::Event> events = p.drain_all();
+  std::vector<tf::EventType> types;
+  for (const tf::Event& e : events) types.push_back(e.type);
+  EXPECT_EQ(types, (std::vector<tf::EventType>{tf::EventType::kReserved, tf::EventType::kAlloc, tf::EventType::kAlloc,
+                                                tf::EventType::kFree}));
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events[0].device, 1);
+  EXPECT_EQ(events[0].ts_ns, events[1].ts_ns);
+  EXPECT_EQ(events[0].words[0], ctx.allocator_stats().reserved_bytes);
+  EXPECT_GE(events[0].words[0], 2048u);
+  EXPECT_EQ(events[0].words[1], 4343u);
 }
 
 json buffer_op(const char* op, const char* buf, uint64_t bytes = 0) {

@@ -165,6 +165,15 @@ TEST(Record, TheHbmTableSplitsReadsFromWritesAsTheBusCountsThem) {
   EXPECT_EQ(read_more, writing) << "a training step's kernels read more than they write";
 }
 
+// NPU_OP_MEM.totalReserve is what the process's allocator held after the call (it was NULL on
+// every row): at least what it had allocated; for the caching allocator more (whole segments).
+TEST(Record, EveryAllocAndFreeSaysWhatTheAllocatorHolds) {
+  const std::string& db = small_run().db;
+  EXPECT_EQ(sqlite(db, "SELECT count(*) > 0, sum(totalReserve IS NULL), sum(totalReserve < totalAllocate), "
+                       "sum(totalReserve > totalAllocate) > 0 FROM NPU_OP_MEM").output,
+            "1|0|0|1\n");
+}
+
 // A 310P's memory is DDR: the recorder writes NPU_MEM.ddr, and the report's memory section said
 // "Peak HBM" over it.
 TEST(Record, The310PsMemoryIsReportedAsDdr) {
