@@ -89,23 +89,33 @@ TEST(Runtime, SlowerClockSlowsComputeBoundKernels) {
   EXPECT_NEAR(static_cast<double>(duration(slow) - overhead) / (duration(fast) - overhead), 2.0, 0.01);
 }
 
-// Two kernels on two streams of one device; returns (start, end) of each.
-std::vector<TaskRecord> two_streams(uint32_t block_dim) {
-  auto node = make_node({.jitter = 0});
+// Kernel `first` on one stream and `second` on another of device 0 of a `spec` node; their
+// records in stream order.
+std::vector<TaskRecord> on_two_streams(const std::string& spec, const std::pair<std::string, std::vector<TensorDesc>>& first,
+                                       const std::pair<std::string, std::vector<TensorDesc>>& second,
+                                       uint32_t block_dim = 0) {
+  auto node = make_node({.spec = spec, .jitter = 0});
   Context& ctx = make_context(*node);
   TimelineRecorder rec;
   node->engine().add_observer(&rec);
   StreamId a = ctx.create_stream();
   StreamId b = ctx.create_stream();
-  auto k = ctx.prepare("matmul", {fp16({4096, 4096}), fp16({4096, 4096})}, {}, block_dim);
-  EXPECT_TRUE(k.ok());
-  EXPECT_TRUE(ctx.enqueue(a, *k).ok());
-  EXPECT_TRUE(ctx.enqueue(b, *k).ok());
+  auto k1 = ctx.prepare(first.first, first.second, {}, block_dim);
+  auto k2 = ctx.prepare(second.first, second.second, {}, block_dim);
+  EXPECT_TRUE(k1.ok() && k2.ok());
+  EXPECT_TRUE(ctx.enqueue(a, *k1).ok());
+  EXPECT_TRUE(ctx.enqueue(b, *k2).ok());
   EXPECT_TRUE(ctx.synchronize_device().ok());
   node->engine().remove_observer(&rec);
   auto records = rec.records();
   std::sort(records.begin(), records.end(), [](auto& x, auto& y) { return x.stream < y.stream; });
   return records;
+}
+
+// Two 4096^3 matmuls on two streams of one device; returns (start, end) of each.
+std::vector<TaskRecord> two_streams(uint32_t block_dim) {
+  std::pair<std::string, std::vector<TensorDesc>> mm{"matmul", {fp16({4096, 4096}), fp16({4096, 4096})}};
+  return on_two_streams("8x910B2", mm, mm, block_dim);
 }
 
 TEST(Runtime, TwoStreamsOverlapWhenCoresAllow) {
@@ -132,22 +142,8 @@ TEST(Runtime, TwoStreamsSerializeWhenCoresDoNotAllow) {
 
 // A vector kernel and a whole-chip matmul on two streams of one device of `spec`.
 std::vector<TaskRecord> vector_beside_cube(const std::string& spec) {
-  auto node = make_node({.spec = spec, .jitter = 0});
-  Context& ctx = make_context(*node);
-  TimelineRecorder rec;
-  node->engine().add_observer(&rec);
-  StreamId a = ctx.create_stream();
-  StreamId b = ctx.create_stream();
-  auto add = ctx.prepare("add", {fp16({8192, 8192}), fp16({8192, 8192})});
-  auto mm = ctx.prepare("matmul", {fp16({4096, 4096}), fp16({4096, 4096})});
-  EXPECT_TRUE(add.ok() && mm.ok());
-  EXPECT_TRUE(ctx.enqueue(a, *add).ok());
-  EXPECT_TRUE(ctx.enqueue(b, *mm).ok());
-  EXPECT_TRUE(ctx.synchronize_device().ok());
-  node->engine().remove_observer(&rec);
-  auto records = rec.records();
-  std::sort(records.begin(), records.end(), [](auto& x, auto& y) { return x.stream < y.stream; });
-  return records;
+  return on_two_streams(spec, {"add", {fp16({8192, 8192}), fp16({8192, 8192})}},
+                        {"matmul", {fp16({4096, 4096}), fp16({4096, 4096})}});
 }
 
 TEST(Runtime, VectorKernelsRunOverThe910B2sAivsApartFromItsAiCores) {
