@@ -124,13 +124,24 @@ TEST(Record, TimestampsAreUnixNanoseconds) {
   EXPECT_LT(std::llabs(now - ts), int64_t{600} * 1'000'000'000) << ts;
 }
 
+// A lossy reader never slows the node, so on a loaded machine it may fall behind: whatever it
+// missed is counted and said, never silent. (This test expected 0 missed, and failed when the
+// machine starved the recorder.)
 TEST(Record, LossyModeCountsWhatItMisses) {
   RecordedRun run = record_on_fresh_node("paced", data_path("small-train.json") + " --steps 1", "--mode lossy");
   ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
   EXPECT_EQ(sqlite(run.db, "SELECT value FROM EMU_RUN WHERE key = 'mode'").output, "lossy\n");
-  EXPECT_EQ(sqlite(run.db, "SELECT value FROM EMU_RUN WHERE key = 'events_missed'").output, "0\n");
-  EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM STEP_TIME").output, "1\n");
-  for (const std::string& v : invariant_violations(run.db, true)) ADD_FAILURE() << v;
+  const long long missed = std::stoll(sqlite(run.db, "SELECT value FROM EMU_RUN WHERE key = 'events_missed'").output);
+  auto report = run_command(prof() + " report " + run.dir);
+  ASSERT_EQ(report.exit_code, 0) << report.output;
+  if (missed == 0) {  // the usual case: it kept up, and the profile is whole
+    EXPECT_EQ(sqlite(run.db, "SELECT count(*) FROM STEP_TIME").output, "1\n");
+    for (const std::string& v : invariant_violations(run.db, true)) ADD_FAILURE() << v;
+    EXPECT_EQ(report.output.find("dropped_events"), std::string::npos) << report.output;
+  } else {  // it fell behind: the recording and the report say how much
+    EXPECT_NE(run.record.output.find("missed"), std::string::npos) << run.record.output;
+    EXPECT_NE(report.output.find("dropped_events"), std::string::npos) << report.output;
+  }
 }
 
 // The HBM table has a read and a write row per sample, msprof's two types, each the rate of its
