@@ -12,6 +12,7 @@ Device::Device(int id, const DeviceSpec& spec, std::string bus_id, bool function
       clock_mhz_(spec.aicore_clock.max_mhz),
       free_aicores_(spec.aicore_count),
       free_aivs_(spec.vector_pool()),
+      separate_aivs_(spec.separate_vector_cores()),
       free_aicpus_(spec.aicpu_count),
       rng_(seed ^ (0xD1B54A32D192ED03ull * static_cast<uint64_t>(id + 1))) {
   sensors_.ambient_c = spec.thermal.ambient_c;

@@ -125,7 +125,7 @@ class Device {
 
   // Resource pools. acquire_* return false (and take nothing) when not enough is free.
   int free_aicores() const { return free_aicores_; }
-  int free_vector_cores() const { return spec_->separate_vector_cores() ? free_aivs_ : free_aicores_; }
+  int free_vector_cores() const { return separate_aivs_ ? free_aivs_ : free_aicores_; }
   int free_aicpus() const { return free_aicpus_; }
   bool acquire_cores(Unit unit, uint32_t n);
   void release_cores(Unit unit, uint32_t n);
@@ -155,6 +155,7 @@ class Device {
   bool idle_ = false;
   int free_aicores_;
   int free_aivs_;  // the AIV pool where the spec has one apart (separate_vector_cores)
+  bool separate_aivs_;  // spec_->separate_vector_cores(), read per task
   int free_aicpus_;
   std::array<bool, 3> copy_busy_{};
   double pcie_rate_share_ = 1;
@@ -203,11 +204,11 @@ inline void Device::end(const Activity& a, Nanos now) {
 
 inline int& Device::free_pool(Unit unit) {
   if (unit == Unit::kAiCpu) return free_aicpus_;
-  return unit == Unit::kVector && spec_->separate_vector_cores() ? free_aivs_ : free_aicores_;
+  return unit == Unit::kVector && separate_aivs_ ? free_aivs_ : free_aicores_;
 }
 
 inline Nanos Device::running_aicore_equivalents() const {
-  if (!spec_->separate_vector_cores()) return running_cube_ + running_vector_;
+  if (!separate_aivs_) return running_cube_ + running_vector_;
   Nanos vector = static_cast<Nanos>(running_vector_) * spec_->aicore_count / spec_->vector_core_count;
   return std::min<Nanos>(running_cube_ + vector, spec_->aicore_count);
 }
