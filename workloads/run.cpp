@@ -131,7 +131,7 @@ double per_step(const Workload& w, int dp) {
   if (w.kind == "hbm-bandwidth") {
     return 2.0 * static_cast<double>(hbm_bandwidth_bytes(w)) * static_cast<double>(w.extra.copies_per_step) / 1e9;
   }
-  // A pipeline's samples_per_step is one micro-batch's, as its layers' shapes are.
+  // samples_per_step is one micro-batch's (a pipeline's or an accumulation's), as the layers' shapes are.
   return static_cast<double>(w.samples_per_step) * dp * w.micro_batches;
 }
 

@@ -119,13 +119,11 @@ Publisher::Publisher(Node& node, tf::Writer& writer, HostView view)
       last_health_(node.device_count(), 0),
       links_(published_links(node, view)),
       bus_links_(node.fabric().links().size(), -1),
-      has_hccs_(static_cast<std::size_t>(node.device_count()), false),
-      pcie_links_(static_cast<std::size_t>(node.device_count()), {-1, -1}) {
+      has_hccs_(static_cast<std::size_t>(node.device_count()), false) {
   for (std::size_t i = 0; i < links_.size(); ++i) bus_links_[static_cast<std::size_t>(links_[i])] = static_cast<int>(i);
   for (const Link& l : node.fabric().links()) {
     if (l.kind == LinkKind::kHccs && l.src >= 0) has_hccs_[static_cast<std::size_t>(l.src)] = true;
   }
-  for (int d = 0; d < node.device_count(); ++d) pcie_links_[static_cast<std::size_t>(d)] = node.fabric().pcie_links_of(d);
   node_.engine().add_observer(this);
   node_.events().add(this);
 }
@@ -237,9 +235,7 @@ void Publisher::on_task_end(const TaskRecord& r) {
 }
 
 void Publisher::on_memory(const MemoryRecord& r) {
-  uint64_t& held = reserved_[{r.device, r.pid}];
-  if (r.reserved_after != held) {
-    held = r.reserved_after;
+  if (r.reserved_after != r.reserved_before) {
     record_at(tf::EventType::kReserved, r.device, r.at, "", {r.reserved_after, r.pid, 0, 0});
   }
   record_at(r.alloc ? tf::EventType::kAlloc : tf::EventType::kFree, r.device, r.at, std::string(r.tag),
@@ -389,7 +385,7 @@ void Publisher::publish_device(int d) {
 
 uint64_t Publisher::pcie_bytes(int device, bool to_host) const {
   const DeviceCounters& c = node_.device(device).counters();
-  const auto [up, down] = pcie_links_[static_cast<std::size_t>(device)];
+  const auto [up, down] = node_.fabric().pcie_links_of(device);
   const int link = to_host ? up : down;
   const uint64_t fabric = link >= 0 ? node_.fabric().links()[static_cast<std::size_t>(link)].bytes_total : 0;
   return (to_host ? c.pcie_d2h_bytes_total : c.pcie_h2d_bytes_total) + fabric;

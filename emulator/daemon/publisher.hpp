@@ -10,7 +10,6 @@
 #pragma once
 
 #include <string>
-#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -88,14 +87,11 @@ class Publisher final : public TaskObserver, public NodeObserver {
   std::vector<int> links_;      // bus link index -> fabric link id
   std::vector<int> bus_links_;  // fabric link id -> bus link index, -1 when not published
   std::vector<bool> has_hccs_;  // by device: it has outgoing HCCS links
-  // by device: the fabric ids of its PCIe link to the host and from it (-1: none)
-  std::vector<std::pair<int, int>> pcie_links_;
   // The bytes a device's PCIe link carried in one direction: its host copies (the engine counts
   // them on the device) plus the fabric's transfers over it (collectives through the host, counted
   // on the link). The device's PCIe counters and the link's counter both publish this sum.
   uint64_t pcie_bytes(int device, bool to_host) const;
   std::unordered_map<uint32_t, uint32_t> descriptor_ids_;
-  std::map<std::pair<int, uint32_t>, uint64_t> reserved_;  // by (device, pid): the last kReserved's bytes
   // communicator -> (its slot's generation, bus string id): a reused slot is a new communicator
   std::unordered_map<uint32_t, std::pair<uint64_t, uint32_t>> group_ids_;
 };

@@ -40,6 +40,8 @@ int Fabric::add_link(LinkKind kind, int src, int dst, double bps, Nanos latency)
   l.latency_ns = latency;
   links_.push_back(l);
   carried_.emplace_back();
+  if (kind == LinkKind::kPcie && src >= 0 && dst < 0) pcie_of_[static_cast<std::size_t>(src)].first = l.id;
+  if (kind == LinkKind::kPcie && src < 0 && dst >= 0) pcie_of_[static_cast<std::size_t>(dst)].second = l.id;
   return l.id;
 }
 
@@ -49,6 +51,7 @@ Fabric::Fabric(const NodeSpec& spec)
       per_host_(spec.devices_per_host()),
       efficiency_(spec.link_efficiency),
       group_of_(devices_, -1),
+      pcie_of_(static_cast<std::size_t>(devices_), {-1, -1}),
       local_paths_(static_cast<std::size_t>(hosts_) * per_host_ * per_host_) {
   switched_ = spec.topology == "hccs_switch";
   for (int h = 0; h < hosts_; ++h) add_host(spec, h);
@@ -209,16 +212,6 @@ void Fabric::account(Nanos now) {
     }
     links_[id].bytes_flow = c.settled + partial;
   }
-}
-
-std::pair<int, int> Fabric::pcie_links_of(int device) const {
-  std::pair<int, int> ids{-1, -1};
-  for (const Link& l : links_) {
-    if (l.kind != LinkKind::kPcie) continue;
-    if (l.src == device && l.dst < 0) ids.first = l.id;
-    if (l.dst == device && l.src < 0) ids.second = l.id;
-  }
-  return ids;
 }
 
 std::string Fabric::describe(int link_id) const {

@@ -99,7 +99,7 @@ class Fabric {
   std::string describe(int link_id) const;  // "HCCS 3->5", "PCIE 2->host"
   // Device `device`'s PCIe links to and from its host: {up, down}, -1 where it has none (a fabric
   // without PCIe paths between devices). Collectives routed through the host use them.
-  std::pair<int, int> pcie_links_of(int device) const;
+  std::pair<int, int> pcie_links_of(int device) const { return pcie_of_[static_cast<std::size_t>(device)]; }
 
  private:
   // A transfer's hold on one link. A link's holds never overlap and come in time order: each
@@ -125,6 +125,7 @@ class Fabric {
   double efficiency_;
   bool switched_ = false;
   std::vector<int> group_of_;  // by device; groups are numbered across hosts
+  std::vector<std::pair<int, int>> pcie_of_;  // by device: pcie_links_of
   std::vector<Link> links_;
   std::vector<Carried> carried_;  // by link id
   std::vector<std::vector<int>> local_paths_;  // by host, source, destination within the host

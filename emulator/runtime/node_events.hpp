@@ -32,7 +32,8 @@ struct MemoryRecord {
   uint64_t bytes = 0;  // as the caller requested (a free: the freed allocation's request)
   DevPtr address = 0;
   uint64_t allocated_after = 0;  // the context's live requested bytes after the call
-  uint64_t reserved_after = 0;   // what the context's allocator holds from the device after the call
+  uint64_t reserved_before = 0;  // what the context's allocator held from the device before the call
+  uint64_t reserved_after = 0;   // and after it
   Nanos at = 0;
   std::string_view tag;  // what the caller calls the buffer ("activations"; "" when unnamed);
                          // valid during the observer call only

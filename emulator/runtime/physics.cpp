@@ -35,7 +35,6 @@ Physics::Physics(Scheduler& scheduler, std::vector<Device>& devices, Fabric& fab
   for (const Link& l : fabric_.links()) {
     if (l.kind == LinkKind::kHccs && l.src >= 0) hccs_out_[static_cast<std::size_t>(l.src)].push_back(l.id);
   }
-  for (std::size_t d = 0; d < devices.size(); ++d) pcie_links_.push_back(fabric_.pcie_links_of(static_cast<int>(d)));
   tick_kind_ = scheduler_.add_handler([this](const SimEvent& e) { tick(e); });
 }
 
@@ -80,7 +79,8 @@ void Physics::update_links(Nanos now) {
     }
     devices_[d].sensors().hccs_bw_util = ratio(moved, capacity);
     double pcie = 0;
-    for (int id : {pcie_links_[d].first, pcie_links_[d].second}) {
+    const auto [up, down] = fabric_.pcie_links_of(static_cast<int>(d));
+    for (int id : {up, down}) {
       if (id >= 0) pcie += flow[static_cast<std::size_t>(id)] - first.value[static_cast<std::size_t>(id)];
     }
     pcie_fabric_share_[d] = ratio(pcie, seconds * devices_[d].spec().pcie.bandwidth_bps);

@@ -118,7 +118,6 @@ class Physics {
   Nanos links_sampled_ = -1;
   std::vector<double> link_util_;                    // by link id
   std::vector<std::vector<int>> hccs_out_;           // by device: its outgoing HCCS link ids
-  std::vector<std::pair<int, int>> pcie_links_;      // by device: Fabric::pcie_links_of
   // By device: the bytes collectives moved over its PCIe links in the window, as a share of its
   // PCIe bandwidth (added to its host copies' share for the PCIe utilization).
   std::vector<double> pcie_fabric_share_;

@@ -43,23 +43,25 @@ Status Context::check_range(DevPtr ptr, uint64_t bytes, const char* what) const 
 }
 
 Result<AllocResult> Context::allocate(uint64_t bytes, std::string_view tag) {
-  auto r = allocator_->allocate(bytes);
   const NodeEvents& events = node_.events();
+  const AllocatorStats before = events.empty() ? AllocatorStats{} : allocator_->stats();
+  auto r = allocator_->allocate(bytes);
   if (r.ok() && !events.empty()) {
-    const AllocatorStats& s = allocator_->stats();
-    events.memory({true, device_, pid_, bytes, r->ptr, s.allocated_bytes, s.reserved_bytes, node_.now(), tag, r->host_ns, r->flush});
+    const AllocatorStats after = allocator_->stats();
+    events.memory({true, device_, pid_, bytes, r->ptr, after.allocated_bytes, before.reserved_bytes, after.reserved_bytes,
+                   node_.now(), tag, r->host_ns, r->flush});
   }
   return r;
 }
 
 Result<AllocResult> Context::deallocate(DevPtr ptr, std::string_view tag) {
   const NodeEvents& events = node_.events();
-  uint64_t before = events.empty() ? 0 : allocator_->stats().allocated_bytes;
+  const AllocatorStats before = events.empty() ? AllocatorStats{} : allocator_->stats();
   auto r = allocator_->release(ptr);
   if (r.ok() && !events.empty()) {
-    uint64_t after = allocator_->stats().allocated_bytes;
-    events.memory({false, device_, pid_, before - after, ptr, after, allocator_->stats().reserved_bytes, node_.now(), tag,
-                   r->host_ns, {}});
+    const AllocatorStats after = allocator_->stats();
+    events.memory({false, device_, pid_, before.allocated_bytes - after.allocated_bytes, ptr, after.allocated_bytes,
+                   before.reserved_bytes, after.reserved_bytes, node_.now(), tag, r->host_ns, {}});
   }
   return r;
 }
