@@ -62,7 +62,7 @@ def resnet50(n):
     return layers
 
 
-def transformer(batch, seq, hidden, heads, ffn, layers_n, vocab, tp=1):
+def transformer(batch, seq, hidden, heads, ffn, layers_n, vocab, tp=1, mlm_transform=False):
     t = batch * seq
     hd = hidden // heads
     bh = batch * heads // tp  # attention heads x batch on one tensor-parallel rank (12 heads on 8 ranks: 1.5 each)
@@ -96,6 +96,10 @@ def transformer(batch, seq, hidden, heads, ffn, layers_n, vocab, tp=1):
     ]
     L.append({"block": block, "repeat": layers_n, "comment": "transformer layer"})
     masked = max(1, t * 15 // 100)
+    if mlm_transform:  # BERT's MLM head: a dense layer with GELU and a LayerNorm over the masked tokens
+        L.append({"op": "aten::mm", "inputs": [[masked, hidden], [hidden, hidden]], "comment": "MLM transform"})
+        L.append({"op": "aten::gelu", "inputs": [[masked, hidden]]})
+        L.append({"op": "aten::layer_norm", "inputs": [[masked, hidden], [hidden], [hidden]]})
     L.append({"op": "aten::mm", "inputs": [[masked, hidden], [hidden, vocab // tp]], "comment": "MLM head (15% of tokens)"})
     L.append({"op": "softmax_with_cross_entropy", "inputs": [[masked, vocab // tp], {"shape": [masked], "dtype": "int32"}],
               "trainable": False})
@@ -124,7 +128,25 @@ def main():
         "description": "BERT-Large pretraining, sequence 128, batch 96 per device, data parallel (MindSpore benchmark setup)",
         "kind": "train", "dtype": "float16", "steps": 10, "samples_per_step": 96, "unit": "seq/s",
         "parallel": {"dp": 8}, "input_bytes_per_sample": 128 * 8 * 3, "params": 340000000,
-        "optimizer": "adam", "grad_buckets": 8, "layers": transformer(96, 128, 1024, 16, 4096, 24, 21128)})
+        # Both published setups (MindSpore's model_zoo BERT, NVIDIA's Paddle BERT) train with LAMB
+        # on float32 master weights, a dynamic loss scale (the gradients are unscaled before the
+        # update) and gradients clipped to norm 1.0; 65,536 is MindSpore's starting scale (its cost
+        # does not depend on the value).
+        "optimizer": "lamb", "loss_scale": 65536, "clip_grad_norm": 1.0, "master_weights": True,
+        "grad_buckets": 8,
+        "layers": transformer(96, 128, 1024, 16, 4096, 24, 21128, mlm_transform=True)})
+    # NVIDIA's DeepLearningExamples recipe for the same model (PaddlePaddle BERT, DGX A100 80GB,
+    # AMP, phase 1: scripts/configs/pretrain_config.sh): 256 sequences per GPU, 32 accumulated (a
+    # 64 K global batch on 8 GPUs), so the gradient allreduce and the LAMB update come once per
+    # 8,192 sequences per GPU.
+    write("bert-large-train-ngc", {
+        "name": "bert-large-train-ngc",
+        "description": "BERT-Large pretraining phase 1 as NVIDIA's Paddle recipe: sequence 128, 32 accumulated micro-batches of 256 per device, LAMB, data parallel",
+        "kind": "train", "dtype": "float16", "steps": 4, "samples_per_step": 256, "unit": "seq/s",
+        "parallel": {"dp": 8, "accumulate_steps": 32}, "input_bytes_per_sample": 128 * 8 * 3, "params": 340000000,
+        "optimizer": "lamb", "loss_scale": 65536, "clip_grad_norm": 1.0, "master_weights": True,
+        "grad_buckets": 8,
+        "layers": transformer(256, 128, 1024, 16, 4096, 24, 30522, mlm_transform=True)})
     tp = 2
     write("ernie3-train", {
         "name": "ernie3-train",

@@ -250,14 +250,28 @@ void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<P
   if (tensors) free_all(*tensors, step);
 }
 
+// The step's update of the rank's parameter shard: with float32 master weights the gradients are
+// cast to float32 first and the updated weights back after; the gradients are unscaled (mixed
+// precision's loss scale) and clipped by norm when the workload says so; then the optimizer.
 void add_optimizer(const Workload& w, std::vector<ProgramOp>& step) {
   int64_t n = std::max<int64_t>(1, w.params / w.tp);
-  if (w.optimizer == "adam") {
-    StepOp adam{"ApplyAdam", {{n}, {n}, {n}, {n}}, {"float32", "float32", "float32", "float32"}, {{"step", 1}}};
-    step.push_back(kernel(adam));
-  } else if (w.optimizer == "sgd") {
+  if (w.optimizer == "none") return;
+  bool cast = w.master_weights && w.dtype != "float32";
+  auto cast_op = [n](const std::string& from, const std::string& to) {
+    return kernel({"cast", {{n}}, {from}, {{"dst_type", to}}});
+  };
+  if (cast) step.push_back(cast_op(w.dtype, "float32"));
+  if (w.loss_scale > 0) step.push_back(kernel({"aten::mul", {{n}, {1}}, {"float32", "float32"}, {}}));
+  if (w.clip_grad_norm > 0) {
+    step.push_back(kernel({"clip_by_norm", {{n}}, {"float32"}, {{"clip_norm", w.clip_grad_norm}}}));
+  }
+  if (w.keeps_optimizer_state()) {
+    const char* op = w.optimizer == "lamb" ? "ApplyLamb" : "ApplyAdam";
+    step.push_back(kernel({op, {{n}, {n}, {n}, {n}}, {"float32", "float32", "float32", "float32"}, {{"step", 1}}}));
+  } else {
     step.push_back(kernel({"aten::add", {{n}, {n}}, {"float32", "float32"}, {}}));
   }
+  if (cast) step.push_back(cast_op("float32", w.dtype));
 }
 
 // One micro-batch of a step (the whole step without accumulation): its input, forward and
@@ -318,7 +332,7 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
   rp.setup.push_back(alloc("weights", shard * dtype_bytes(w.dtype)));
   if (train) {
     rp.setup.push_back(alloc("grads", shard * dtype_bytes(w.dtype)));
-    if (w.optimizer == "adam") rp.setup.push_back(alloc("optimizer", shard * 12));
+    if (w.keeps_optimizer_state()) rp.setup.push_back(alloc("optimizer", shard * 12));
   }
   auto& step = rp.step;
   if (w.loader_ms > 0) step.push_back(delay(w.loader_ms));

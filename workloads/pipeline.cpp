@@ -105,7 +105,7 @@ telemetry::RankProgram pipeline_rank(const Workload& w, const Forward& fwd, int 
   rp.setup.push_back(alloc("weights", shard * dtype_bytes(w.dtype)));
   if (train) {
     rp.setup.push_back(alloc("grads", shard * dtype_bytes(w.dtype)));
-    if (w.optimizer == "adam") rp.setup.push_back(alloc("optimizer", shard * 12));
+    if (w.keeps_optimizer_state()) rp.setup.push_back(alloc("optimizer", shard * 12));
   }
   auto& step = rp.step;
   if (st.stage == 0) {  // the first stage reads the input

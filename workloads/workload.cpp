@@ -238,6 +238,16 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   w.resident_mib = r.integer_in("resident_mib", 0, 0, int64_t{1} << 24);
   w.params = r.integer_in("params", 0, 0, 10'000'000'000'000);
   w.optimizer = r.text("optimizer", w.kind == "train" ? "adam" : "none");
+  static const char* kOptimizers[] = {"adam", "lamb", "sgd", "none"};
+  if (err.ok() && std::find_if(std::begin(kOptimizers), std::end(kOptimizers),
+                               [&](const char* o) { return w.optimizer == o; }) == std::end(kOptimizers)) {
+    r.fail("optimizer", "expected adam, lamb, sgd or none, got '" + w.optimizer + "'");
+  }
+  w.loss_scale = r.number("loss_scale", 0);
+  w.clip_grad_norm = r.number("clip_grad_norm", 0);
+  w.master_weights = r.boolean("master_weights", false);
+  if (err.ok() && !(w.loss_scale >= 0)) r.fail("loss_scale", "must be >= 0");
+  if (err.ok() && !(w.clip_grad_norm >= 0)) r.fail("clip_grad_norm", "must be >= 0");
   w.grad_buckets = static_cast<int>(r.integer("grad_buckets", 4));
   w.tp_allreduce_bytes = r.integer_in("tp_allreduce_bytes", 0, 0, int64_t{1} << 40);
   if (err.ok() && w.loader_ms < 0) r.fail("loader_ms", "must be >= 0");
@@ -250,7 +260,7 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   }
   if (err.ok() && (w.grad_buckets < 1 || w.grad_buckets > 64)) r.fail("grad_buckets", "must be in [1, 64]");
   r.only({"name", "description", "kind", "dtype", "steps", "samples_per_step", "unit", "parallel",
-          "input_bytes_per_sample", "loader_ms", "host_input_samples_per_s", "host_sync_ms", "launch", "op_dispatch_us", "jit_compile", "fusion", "resident_mib", "allocator", "params", "optimizer", "grad_buckets",
+          "input_bytes_per_sample", "loader_ms", "host_input_samples_per_s", "host_sync_ms", "launch", "op_dispatch_us", "jit_compile", "fusion", "resident_mib", "allocator", "params", "optimizer", "loss_scale", "clip_grad_norm", "master_weights", "grad_buckets",
           "tp_allreduce_bytes", "layers", "faults", "extra", "comment"});
   read_parallel(doc, w, err, prefix);
   read_layers(doc, w, err, prefix);

@@ -89,7 +89,12 @@ struct Workload {
                                   // reference model, a cache): allocated in the setup, as "resident"
   std::string allocator = "caching";
   int64_t params = 0;             // parameters per model replica (gradients, optimizer state)
-  std::string optimizer = "adam"; // adam, sgd, none
+  std::string optimizer = "adam"; // adam, lamb, sgd, none
+  double loss_scale = 0;          // mixed precision's loss scale: the gradients are unscaled (a Mul
+                                  // by 1/loss_scale) before the optimizer; 0: no loss scaling
+  double clip_grad_norm = 0;      // each gradient clipped to this norm before the optimizer; 0: none
+  bool master_weights = false;    // mixed precision keeps float32 weights: each step casts the gradients
+                                  // to float32 for the update and the updated weights back to `dtype`
   int grad_buckets = 4;           // gradient allreduce buckets, issued during backward
   int64_t tp_allreduce_bytes = 0; // per tensor-parallel layer boundary, per step
   std::vector<Layer> layers;
@@ -97,6 +102,7 @@ struct Workload {
   Extra extra;                    // kind-specific settings (sizes of a sweep...)
 
   int ranks() const { return dp * tp * pp; }
+  bool keeps_optimizer_state() const { return optimizer == "adam" || optimizer == "lamb"; }
 };
 
 // The bytes each copy of an hbm-bandwidth workload moves (extra.bytes, default 1 GiB).

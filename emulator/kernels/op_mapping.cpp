@@ -59,6 +59,8 @@ constexpr Mapping kPaddleOps[] = {
     {"softmax_with_cross_entropy", "SoftmaxCrossEntropyWithLogits"},
     {"cross_entropy", "SoftmaxCrossEntropyWithLogits"},
     {"adam", "ApplyAdam"},
+    {"lamb", "ApplyLamb"},
+    {"clip_by_norm", "ClipByNorm"},
     {"nonzero", "NonZero"},
     {"where_index", "NonZero"},
     {"unique", "Unique"},

@@ -271,11 +271,11 @@ TEST(Workload, FusionGroupsFollowThePatternTable) {
   EXPECT_EQ(resnet["batch_norm"], 0);
   EXPECT_EQ(names("resnet50-train", false)["batch_norm"], 53);
   auto bert = names("bert-large-train", true);
-  EXPECT_EQ(bert["aten::mm+aten::gelu"], 24);
+  EXPECT_EQ(bert["aten::mm+aten::gelu"], 24 + 1) << "each FFN up, and the MLM head's transform";
   EXPECT_EQ(bert["aten::add+aten::layer_norm"], 2 * 24);
   EXPECT_EQ(bert["aten::mul+aten::add"], 24) << "the attention scores' scale and mask";
   EXPECT_EQ(bert["aten::gelu"], 0);
-  EXPECT_EQ(names("bert-large-train", false)["aten::gelu"], 24);
+  EXPECT_EQ(names("bert-large-train", false)["aten::gelu"], 24 + 1);
 }
 
 TEST(Workload, AVaryingLayerIsNeverFused) {
@@ -401,6 +401,45 @@ TEST(Workload, GradientAccumulationRunsEveryMicroBatchAndReducesAndStepsOnce) {
   auto bad = parse_workload(nlohmann::json::parse(R"({"name": "x", "kind": "train", "layers": [],
                                             "parallel": {"dp": 2, "micro_batches": 0}})"), "x.json");
   EXPECT_EQ(bad.status().message(), "workload error: x.json: parallel.micro_batches: must be in [1, 1024]");
+}
+
+// BERT's published setups update float32 master weights with LAMB after unscaling and clipping
+// the gradients: the step ends with those passes, in that order, over the rank's parameters.
+TEST(Workload, TheUpdateCastsUnscalesClipsStepsAndCastsBackAsTheRecipeSays) {
+  auto w = load_workload("bert-large-train");
+  ASSERT_TRUE(w.ok());
+  std::vector<std::string> update;
+  for (const auto& op : one_step_on_device_0(*w, {})) {
+    if (op.kind != telemetry::ProgramOp::Kind::kKernel) continue;
+    std::string what = op.name;
+    if (op.attrs.contains("dst_type")) what += " to " + op.attrs["dst_type"].get<std::string>();
+    if (op.inputs[0]["shape"] == nlohmann::json::array({340000000})) update.push_back(what);
+  }
+  EXPECT_EQ(update, (std::vector<std::string>{"cast to float32", "aten::mul", "clip_by_norm", "ApplyLamb",
+                                              "cast to float16"}));
+  Workload plain = *w;
+  plain.optimizer = "adam", plain.loss_scale = 0, plain.clip_grad_norm = 0, plain.master_weights = false;
+  int adam_only = 0;
+  for (const auto& op : one_step_on_device_0(plain, {})) {
+    adam_only += op.kind == telemetry::ProgramOp::Kind::kKernel && op.inputs[0]["shape"] == nlohmann::json::array({340000000});
+  }
+  EXPECT_EQ(adam_only, 1);
+}
+
+// An optimizer the compiler does not know was compiled as no update at all; now it is refused.
+TEST(Workload, AnUnknownOptimizerAndNegativeUpdateKnobsAreNamed) {
+  auto parse = [](const std::string& extra) {
+    return parse_workload(nlohmann::json::parse(R"({"name": "x", "kind": "train", "layers": [{"op": "relu", "inputs": [[8]]}], )" +
+                                                extra + "}"),
+                          "x.json");
+  };
+  EXPECT_EQ(parse(R"("optimizer": "adamw")").status().message(),
+            "workload error: x.json: workload.optimizer: expected adam, lamb, sgd or none, got 'adamw'");
+  EXPECT_EQ(parse(R"("clip_grad_norm": -1)").status().message(), "workload error: x.json: workload.clip_grad_norm: must be >= 0");
+  EXPECT_EQ(parse(R"("loss_scale": -2)").status().message(), "workload error: x.json: workload.loss_scale: must be >= 0");
+  auto ok = parse(R"("optimizer": "lamb", "loss_scale": 1024, "clip_grad_norm": 1, "master_weights": true)");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_TRUE(ok->master_weights);
 }
 
 TEST(Workload, SweepsCompileToOneProgramPerPoint) {

@@ -221,5 +221,61 @@ TEST(KernelsFunctional, ApplyAdamInPlaceMatchesReferenceOverSeveralSteps) {
   EXPECT_TRUE(all_near(v, ref_v, 1e-7, 1e-5));
 }
 
+// Three in-place LAMB steps against the paper's update in double: Adam's moments, r = the
+// bias-corrected step + weight decay x param, and param -= lr x (|param| / |r|) x r over the tensor.
+TEST(KernelsFunctional, ApplyLambInPlaceMatchesReferenceOverSeveralSteps) {
+  std::mt19937 rng(25);
+  const int64_t n = 16;
+  const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-6, wd = 0.01;
+  std::vector<float> param = random_floats(rng, n), m(n, 0.0f), v(n, 0.0f);
+  Vec ref_p = to_double(param), ref_m(n, 0.0), ref_v(n, 0.0);
+  const KernelDef* lamb = KernelRegistry::builtin().find("lamb");
+  ASSERT_NE(lamb, nullptr);
+  std::vector<TensorDesc> in_desc(4, TensorDesc{{n}, DType::kFloat32});
+  std::vector<TensorDesc> out_desc(3, TensorDesc{{n}, DType::kFloat32});
+  for (int64_t step = 1; step <= 3; ++step) {
+    auto grad = random_floats(rng, n);
+    Attrs attrs{{"lr", lr}, {"beta1", b1}, {"beta2", b2}, {"epsilon", eps}, {"weight_decay", wd}, {"step", step}};
+    CpuArgs args{{param.data(), m.data(), v.data(), grad.data()}, {param.data(), m.data(), v.data()},
+                 in_desc, out_desc, attrs};
+    ASSERT_TRUE(lamb->compute(args).ok());
+    Vec r(n);
+    double p_sq = 0, r_sq = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      ref_m[i] = b1 * ref_m[i] + (1 - b1) * grad[i];
+      ref_v[i] = b2 * ref_v[i] + (1 - b2) * grad[i] * grad[i];
+      double m_hat = ref_m[i] / (1 - std::pow(b1, step)), v_hat = ref_v[i] / (1 - std::pow(b2, step));
+      r[i] = m_hat / (std::sqrt(v_hat) + eps) + wd * ref_p[i];
+      p_sq += ref_p[i] * ref_p[i];
+      r_sq += r[i] * r[i];
+    }
+    double ratio = std::sqrt(p_sq / r_sq);
+    EXPECT_NE(ratio, 1.0) << "the trust ratio scales the step (else this would be Adam with decay)";
+    for (int64_t i = 0; i < n; ++i) ref_p[i] -= lr * ratio * r[i];
+  }
+  EXPECT_TRUE(all_near(param, ref_p, 1e-5, 1e-5));
+  EXPECT_TRUE(all_near(m, ref_m, 1e-6, 1e-5));
+  EXPECT_TRUE(all_near(v, ref_v, 1e-7, 1e-5));
+  // Its HBM traffic: two passes, Adam's 28 bytes per float32 element and r written and read and
+  // param read again.
+  OpCost cost = lamb->cost(in_desc, out_desc, {});
+  EXPECT_DOUBLE_EQ(cost.bytes, 40.0 * n);
+}
+
+TEST(KernelsFunctional, ClipByNormScalesOnlyAGradientAboveTheNorm) {
+  auto clipped = run("clip_by_norm", {f32({2}, {3.0f, 4.0f})}, Attrs{{"clip_norm", 1.0}});
+  ASSERT_TRUE(clipped.ok()) << clipped.status().message();
+  EXPECT_TRUE(all_near((*clipped)[0].values<float>(), Vec{0.6, 0.8}, 1e-6, 1e-6));
+  auto kept = run("ClipByNorm", {f32({2}, {0.3f, 0.4f})}, Attrs{{"clip_norm", 1.0}});
+  ASSERT_TRUE(kept.ok());
+  EXPECT_TRUE(all_near((*kept)[0].values<float>(), Vec{0.3, 0.4}, 1e-7, 1e-6));
+  auto bad = run("ClipByNorm", {f32({2}, {3.0f, 4.0f})}, Attrs{{"clip_norm", 0.0}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "ClipByNorm: attr clip_norm must be > 0");
+  const KernelDef* clip = KernelRegistry::builtin().find("ClipByNorm");
+  std::vector<TensorDesc> d{{{1000}, DType::kFloat32}};
+  EXPECT_DOUBLE_EQ(clip->cost(d, d, {}).bytes, 12.0 * 1000) << "the norm's read, then the scale's read and write";
+}
+
 }  // namespace
 }  // namespace npukit::emu
