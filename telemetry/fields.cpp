@@ -78,7 +78,7 @@ constexpr FieldDef kTable[] = {
     {fid::kFlopsTotal, "npu_flops_total", C, D, F64, "FLOPs", 12,
      "floating-point operations executed by kernels (f64: u64 would wrap within a day)"},
     {fid::kHbmBytesTotal, "npu_hbm_bytes_total", C, D, U64, "HBM(B)", 14,
-     "HBM traffic of kernels and device-to-device copies, bytes"},
+     "HBM traffic of kernels, device-to-device copies and collectives (their sends, receives and reductions), bytes"},
     {fid::kPcieTxBytesTotal, "npu_pcie_tx_bytes_total", C, D, U64, "PCIeTx(B)", 14,
      "bytes sent device-to-host over PCIe"},
     {fid::kPcieRxBytesTotal, "npu_pcie_rx_bytes_total", C, D, U64, "PCIeRx(B)", 14,
@@ -90,7 +90,7 @@ constexpr FieldDef kTable[] = {
     {fid::kCopiesTotal, "npu_copies_total", C, D, U64, "Copies", 10,
      "memory copies completed (H2D, D2H, D2D)"},
     {fid::kHbmWriteBytesTotal, "npu_hbm_write_bytes_total", C, D, U64, "HBMWr(B)", 14,
-     "of npu_hbm_bytes_total, the bytes written: kernels' outputs and device-to-device copies' destinations"},
+     "of npu_hbm_bytes_total, the bytes written: kernels' outputs, device-to-device copies' destinations, what collectives receive and reduce"},
 
     {fid::kPowerWatts, "npu_power_watts", G, D, F64, "Power(W)", 8, "chip power draw, watts"},
     {fid::kPowerLimitWatts, "npu_power_limit_watts", G, D, F64, "PwrLimit(W)", 11,

@@ -30,8 +30,8 @@ struct DeviceCounters {
   double pcie_bytes_flow = 0;  // PCIe bytes (both directions) likewise
   double energy_j = 0;         // integrated by the physics model
   double flops_total = 0;          // arithmetic done by kernels
-  uint64_t hbm_bytes_total = 0;    // HBM traffic of kernels and D2D copies, read + written
-  uint64_t hbm_write_bytes_total = 0;  // of that, written: kernels' outputs, D2D destinations
+  uint64_t hbm_bytes_total = 0;    // HBM traffic of kernels, D2D copies and collectives, read + written
+  uint64_t hbm_write_bytes_total = 0;  // of that, written: kernels' outputs, D2D destinations, collectives' receives and reductions
   uint64_t pcie_h2d_bytes_total = 0;
   uint64_t pcie_d2h_bytes_total = 0;
   uint64_t kernels_total = 0;

@@ -282,10 +282,11 @@ Nanos Engine::start_duration(Stream& st, Device& dev, Task& head) {
   return std::max<Nanos>(duration, 1);
 }
 
-void Engine::finish_head(uint32_t stream, Nanos at, Status status, const Activity& activity) {
+void Engine::finish_head(uint32_t stream, Nanos at, Status status, const Activity& activity, HbmTraffic hbm) {
   Stream& st = streams_[stream];
   st.head_error = std::move(status);
   st.activity = activity;
+  st.head_hbm = hbm;
   devices_[st.device].begin(activity, scheduler_.now());
   scheduler_.post(at, complete_kind_, stream);
 }
@@ -319,6 +320,8 @@ void Engine::on_complete(const SimEvent& e) {
     if (task.copy == CopyKind::kDeviceToDevice) c.hbm_bytes_total += 2 * task.bytes, c.hbm_write_bytes_total += task.bytes;
   } else {
     ++c.collectives_total;
+    if (!failed) c.hbm_bytes_total += st.head_hbm.bytes, c.hbm_write_bytes_total += st.head_hbm.written;
+    st.head_hbm = {};
   }
   if (task.payload != kNoPayload) {
     if (!failed && !st.orphaned) {

@@ -54,6 +54,13 @@ struct Task {
   Nanos compile_ns = 0;   // of [host_start, ready_at), an online compile of the op before its launch
 };
 
+// HBM bytes a task moved, read + written, and of those the written ones (collectives: engine's
+// finish_head; kernels and copies carry theirs in the Task).
+struct HbmTraffic {
+  uint64_t bytes = 0;
+  uint64_t written = 0;
+};
+
 // What observers are told about a finished task.
 struct TaskRecord {
   uint64_t id = 0;
@@ -108,8 +115,9 @@ class Engine {
 
   void set_collective_sink(CollectiveSink* sink) { collectives_ = sink; }
   // Completes the (collective) head task of `stream` at `at`; a non-ok status becomes the
-  // stream's sticky error. `activity` is what the task occupied on its device until then.
-  void finish_head(uint32_t stream, Nanos at, Status status, const Activity& activity);
+  // stream's sticky error. `activity` is what the task occupied on its device until then;
+  // `hbm` what it moved in HBM, counted when it completes without error.
+  void finish_head(uint32_t stream, Nanos at, Status status, const Activity& activity, HbmTraffic hbm = {});
 
   uint32_t create_stream(int device, uint32_t pid);
   uint32_t create_event(int device);
@@ -161,6 +169,7 @@ class Engine {
     bool orphaned = false;     // released while busy: freed when its running task or timer ends
     Nanos started_at = 0;
     Activity activity;  // what the running head task occupies
+    HbmTraffic head_hbm;  // a running collective's HBM traffic (finish_head)
     Status head_error;  // set when the running head task will fail
     Status error;       // sticky: reported by the next synchronize
   };

@@ -219,6 +219,20 @@ Status CollectiveHub::check_links(CommId comm, const Plan& plan) const {
   return Status::Ok();
 }
 
+std::vector<HbmTraffic> hbm_traffic_of(const Plan& plan, int n) {
+  std::vector<HbmTraffic> hbm(static_cast<std::size_t>(n));
+  for (const auto& phase : plan) {
+    for (const Transfer& t : phase) {
+      HbmTraffic& src = hbm[static_cast<std::size_t>(t.src)];
+      HbmTraffic& dst = hbm[static_cast<std::size_t>(t.dst)];
+      src.bytes += t.bytes;  // read to send
+      dst.bytes += t.bytes, dst.written += t.bytes;  // written as it arrives
+      if (t.reduce) dst.bytes += 3 * t.bytes, dst.written += t.bytes;  // both operands read, the result written
+    }
+  }
+  return hbm;
+}
+
 // Each phase's transfers are reserved on the links; a rank is ready for the next phase once
 // everything it sent has left and everything it received is in and reduced. A rank reduces what
 // it receives one chunk after another as the chunks arrive (its vector units are one resource):
@@ -271,9 +285,14 @@ void CollectiveHub::execute(const std::vector<Arrival>& group) {
     ends = schedule(comm, plan, now + overhead);
     status = move_data(group);
   }
+  std::vector<HbmTraffic> hbm = status.ok() ? hbm_traffic_of(plan, static_cast<int>(c.devices.size()))
+                                             : std::vector<HbmTraffic>(c.devices.size());
   for (const Arrival& a : group) {
     const CollectiveCall& call = calls_[a.call];
-    engine_.finish_head(a.stream, ends[call.rank], status, Activity{});
+    const HbmTraffic& mine = hbm[static_cast<std::size_t>(call.rank)];
+    Activity activity;  // its HBM traffic spread over its run, as a kernel's is
+    if (ends[call.rank] > now) activity.hbm_bytes_per_ns = static_cast<double>(mine.bytes) / static_cast<double>(ends[call.rank] - now);
+    engine_.finish_head(a.stream, ends[call.rank], status, activity, mine);
   }
 }
 

@@ -72,6 +72,10 @@ using Plan = std::vector<std::vector<Transfer>>;  // phases
 
 // The phases of `call` over `n` ranks with the given algorithm (kRing or kMesh).
 Plan plan_collective(const CollectiveCall& call, int n, CollectiveAlgo algo);
+// Each rank's HBM traffic in a plan: what it sends is read from HBM, what it receives is
+// written, and a reduction reads both operands and writes the result (3 bytes per byte reduced,
+// the traffic the schedule prices). Indexed by rank.
+std::vector<HbmTraffic> hbm_traffic_of(const Plan& plan, int n);
 // AllReduce over hosts: a reduce-scatter among each host's ranks (`intra`: ring or mesh, over
 // HCCS), then an AllReduce ring among the ranks of equal local index across hosts (each rank
 // through its own RoCE port, on 1/L of the data), then an all-gather within each host.

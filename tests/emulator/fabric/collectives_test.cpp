@@ -81,6 +81,23 @@ TEST(Collectives, LinkCountersSeeTheRingTraffic) {
   EXPECT_EQ(f.links()[f.path(1, 0)[0]].bytes_total, 0u);  // the ring goes one way
 }
 
+// The device's HBM counters include what a collective moves through HBM (they counted kernels and
+// copies only, so an allreduce-bound phase read 0% HBM bandwidth): an AllReduce of S bytes on n
+// ranks sends and receives 2(n-1)/n S and reduces (n-1)/n S (3 bytes each), ring or mesh alike.
+TEST(Collectives, HbmCountersSeeWhatACollectiveSendsReceivesAndReduces) {
+  for (auto algo : {CollectiveAlgo::kRing, CollectiveAlgo::kMesh}) {
+    auto w = make_world({.jitter = 0}, algo);
+    const uint64_t bytes = 64ull << 20, part = bytes / 8 * 7;  // (n-1)/n S
+    time_allreduce(*w, bytes);
+    for (int d = 0; d < 8; ++d) {
+      const DeviceCounters& c = w->node->device(d).counters();
+      EXPECT_EQ(c.hbm_bytes_total, 2 * part + 2 * part + 3 * part) << "device " << d;
+      EXPECT_EQ(c.hbm_write_bytes_total, 2 * part + part) << "device " << d;
+      EXPECT_GT(c.hbm_bytes_flow, 0.99 * static_cast<double>(c.hbm_bytes_total)) << "spread over its run: the utilization sees it";
+    }
+  }
+}
+
 TEST(Collectives, TrafficAcrossThe910MeshesIsSlower) {
   auto w = make_world({.spec = "8x910", .jitter = 0}, CollectiveAlgo::kAuto);
   EXPECT_EQ(w->node->fabric().relation(0, 1), "HCCS");
