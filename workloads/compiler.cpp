@@ -251,27 +251,43 @@ void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<P
 }
 
 // The step's update of the rank's parameter shard: with float32 master weights the gradients are
-// cast to float32 first and the updated weights back after; the gradients are unscaled (mixed
-// precision's loss scale) and clipped by norm when the workload says so; then the optimizer.
+// cast to float32 first (into a buffer the step allocates and frees) and the updated weights back
+// after; the gradients are unscaled (mixed precision's loss scale) and clipped by their norm when
+// the workload says so; then the optimizer. The norm is the shard's: with tp or pp > 1 a global
+// norm would also allreduce one scalar across the group, which is not modelled.
 void add_optimizer(const Workload& w, std::vector<ProgramOp>& step) {
   int64_t n = std::max<int64_t>(1, w.params / w.tp);
   if (w.optimizer == "none") return;
   bool cast = w.master_weights && w.dtype != "float32";
+  const std::string grads = cast ? "float32" : w.dtype;
   auto cast_op = [n](const std::string& from, const std::string& to) {
-    return kernel({"cast", {{n}}, {from}, {{"dst_type", to}}});
+    return kernel({"Cast", {{n}}, {from}, {{"dst_type", to}}});
   };
-  if (cast) step.push_back(cast_op(w.dtype, "float32"));
-  if (w.loss_scale > 0) step.push_back(kernel({"aten::mul", {{n}, {1}}, {"float32", "float32"}, {}}));
-  if (w.clip_grad_norm > 0) {
-    step.push_back(kernel({"clip_by_norm", {{n}}, {"float32"}, {{"clip_norm", w.clip_grad_norm}}}));
+  if (cast) {
+    step.push_back(alloc("grads_fp32", static_cast<uint64_t>(n) * 4));
+    step.push_back(cast_op(w.dtype, "float32"));
   }
+  if (w.loss_scale > 0) step.push_back(kernel({"Mul", {{n}, {1}}, {grads, grads}, {}}));
+  if (w.clip_grad_norm > 0) step.push_back(kernel({"ClipByNorm", {{n}}, {grads}, {{"clip_norm", w.clip_grad_norm}}}));
   if (w.keeps_optimizer_state()) {
     const char* op = w.optimizer == "lamb" ? "ApplyLamb" : "ApplyAdam";
     step.push_back(kernel({op, {{n}, {n}, {n}, {n}}, {"float32", "float32", "float32", "float32"}, {{"step", 1}}}));
   } else {
     step.push_back(kernel({"aten::add", {{n}, {n}}, {"float32", "float32"}, {}}));
   }
-  if (cast) step.push_back(cast_op("float32", w.dtype));
+  if (cast) {
+    step.push_back(buffer_op(ProgramOp::Kind::kFree, "grads_fp32"));
+    step.push_back(cast_op("float32", w.dtype));
+  }
+}
+
+// What a rank holds from its setup: its weight shard, and for training its gradients and the
+// optimizer's state (float32 master weights and two moments: 12 bytes a parameter).
+void add_model_state(const Workload& w, uint64_t shard, bool train, std::vector<ProgramOp>& setup) {
+  setup.push_back(alloc("weights", shard * dtype_bytes(w.dtype)));
+  if (!train) return;
+  setup.push_back(alloc("grads", shard * dtype_bytes(w.dtype)));
+  if (w.keeps_optimizer_state()) setup.push_back(alloc("optimizer", shard * 12));
 }
 
 // One micro-batch of a step (the whole step without accumulation): its input, forward and
@@ -329,11 +345,7 @@ telemetry::RankProgram model_rank(const Workload& w, const Forward& fwd, int ran
   rp.events = 2 + w.grad_buckets;
   uint64_t shard = static_cast<uint64_t>(w.params / w.tp);
   if (w.resident_mib > 0) rp.setup.push_back(alloc("resident", static_cast<uint64_t>(w.resident_mib) << 20));
-  rp.setup.push_back(alloc("weights", shard * dtype_bytes(w.dtype)));
-  if (train) {
-    rp.setup.push_back(alloc("grads", shard * dtype_bytes(w.dtype)));
-    if (w.keeps_optimizer_state()) rp.setup.push_back(alloc("optimizer", shard * 12));
-  }
+  add_model_state(w, shard, train, rp.setup);
   auto& step = rp.step;
   if (w.loader_ms > 0) step.push_back(delay(w.loader_ms));
   // The activations: allocated at the step's start, or, when a layer varies, as the first varying

@@ -47,6 +47,7 @@ struct TensorAllocs;
 void add_backward(const Workload& w, const Forward& fwd, int rank, std::vector<telemetry::ProgramOp>& step,
                   TensorAllocs* tensors, bool sync_grads);
 void add_optimizer(const Workload& w, std::vector<telemetry::ProgramOp>& step);
+void add_model_state(const Workload& w, uint64_t shard, bool train, std::vector<telemetry::ProgramOp>& setup);
 
 // One pipeline stage's rank (pipeline.cpp): its share of the layers, micro-batches in the 1F1B
 // schedule with point-to-point sends of activations and gradients between stages.

@@ -102,11 +102,7 @@ telemetry::RankProgram pipeline_rank(const Workload& w, const Forward& fwd, int 
   rp.streams = 3;
   rp.events = 2;
   const auto shard = static_cast<uint64_t>(st.w.params / w.tp);
-  rp.setup.push_back(alloc("weights", shard * dtype_bytes(w.dtype)));
-  if (train) {
-    rp.setup.push_back(alloc("grads", shard * dtype_bytes(w.dtype)));
-    if (w.keeps_optimizer_state()) rp.setup.push_back(alloc("optimizer", shard * 12));
-  }
+  add_model_state(w, shard, train, rp.setup);
   auto& step = rp.step;
   if (st.stage == 0) {  // the first stage reads the input
     if (w.loader_ms > 0) step.push_back(delay(w.loader_ms));

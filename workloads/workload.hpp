@@ -92,7 +92,8 @@ struct Workload {
   std::string optimizer = "adam"; // adam, lamb, sgd, none
   double loss_scale = 0;          // mixed precision's loss scale: the gradients are unscaled (a Mul
                                   // by 1/loss_scale) before the optimizer; 0: no loss scaling
-  double clip_grad_norm = 0;      // each gradient clipped to this norm before the optimizer; 0: none
+  double clip_grad_norm = 0;      // the gradients clipped to this norm (the norm of the rank's shard)
+                                  // before the optimizer; 0: none
   bool master_weights = false;    // mixed precision keeps float32 weights: each step casts the gradients
                                   // to float32 for the update and the updated weights back to `dtype`
   int grad_buckets = 4;           // gradient allreduce buckets, issued during backward

@@ -8,7 +8,7 @@ AlphaBetaGamma alpha_beta_gamma(const Fabric& fabric, const DeviceSpec& spec, in
   p.beta_ns_per_byte = static_cast<double>(fabric.transfer_time(device_a, device_b, 1ull << 30) -
                                            fabric.transfer_time(device_a, device_b, 0)) /
                        static_cast<double>(1ull << 30);
-  p.gamma_ns_per_byte = 3.0 / (spec.hbm.bandwidth_bps * spec.efficiency.hbm) * 1e9;
+  p.gamma_ns_per_byte = static_cast<double>(kReduceHbmBytesPerByte) / (spec.hbm.bandwidth_bps * spec.efficiency.hbm) * 1e9;
   p.overhead_ns = static_cast<double>(spec.runtime.kernel_launch_ns);
   return p;
 }

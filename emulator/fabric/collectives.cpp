@@ -227,7 +227,7 @@ std::vector<HbmTraffic> hbm_traffic_of(const Plan& plan, int n) {
       HbmTraffic& dst = hbm[static_cast<std::size_t>(t.dst)];
       src.bytes += t.bytes;  // read to send
       dst.bytes += t.bytes, dst.written += t.bytes;  // written as it arrives
-      if (t.reduce) dst.bytes += 3 * t.bytes, dst.written += t.bytes;  // both operands read, the result written
+      if (t.reduce) dst.bytes += kReduceHbmBytesPerByte * t.bytes, dst.written += t.bytes;
     }
   }
   return hbm;
@@ -254,9 +254,9 @@ std::vector<Nanos> CollectiveHub::schedule(CommId comm, const Plan& plan, Nanos 
         next[t.dst] = std::max(next[t.dst], end);
         continue;
       }
-      // Read both operands, write the result: 3 x bytes of HBM traffic.
       const DeviceSpec& spec = devices_[dst].spec();
-      auto reduce = static_cast<Nanos>(3.0 * static_cast<double>(t.bytes) / (spec.hbm.bandwidth_bps * spec.efficiency.hbm) * 1e9);
+      auto reduce = static_cast<Nanos>(static_cast<double>(kReduceHbmBytesPerByte * t.bytes) /
+                                       (spec.hbm.bandwidth_bps * spec.efficiency.hbm) * 1e9);
       arrivals[t.dst].emplace_back(end, reduce);
     }
     for (int r = 0; r < n; ++r) {

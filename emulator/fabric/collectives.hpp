@@ -61,6 +61,9 @@ struct CollectiveCall {
   int rank = 0;
 };
 
+// HBM bytes a rank moves per byte it reduces: both operands read, the result written.
+inline constexpr uint64_t kReduceHbmBytesPerByte = 3;
+
 // One transfer of a plan: rank src sends `bytes` to rank dst, which reduces them if `reduce`.
 struct Transfer {
   int src = 0;

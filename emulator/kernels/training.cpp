@@ -10,7 +10,8 @@
 //     param -= lr * (m / (1 - beta1^step)) / (sqrt(v / (1 - beta2^step)) + epsilon)
 //   (PyTorch's placement of epsilon). Outputs may alias the inputs of the same name.
 // ApplyLamb(param, m, v, grad) -> param, m, v: Adam's moments, then the layer-wise trust ratio
-//   (You et al. 2019) over the whole tensor. Attrs as ApplyAdam, plus weight_decay (0.01):
+//   (You et al. 2019) over the whole tensor. Attrs as ApplyAdam but epsilon 1e-6, plus
+//   weight_decay (0.01; ApplyAdam refuses it):
 //     r = m_hat / (sqrt(v_hat) + epsilon) + weight_decay * param
 //     param -= lr * (|param| / |r|) * r     (ratio 1 when either norm is 0)
 //   Two passes: the moments and r with both norms, then the update; r is written between them
@@ -19,6 +20,7 @@
 //   the norm, then the scale (12 bytes per fp32 element).
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "emulator/kernels/common.hpp"
 
@@ -99,18 +101,23 @@ Status compute_softmax_ce(const CpuArgs& args) {
 
 struct AdamConfig {
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
-  double weight_decay = 0.01;  // LAMB's only
+  double weight_decay = 0;  // LAMB's only
   int64_t step = 1;
 };
 
-// `kernel` names the op in the error (ApplyAdam or ApplyLamb: the same attrs).
+// The attrs of ApplyAdam or ApplyLamb (`kernel` names the op in errors). LAMB's defaults are
+// the paper's: epsilon 1e-6, weight_decay 0.01; Adam here has no decay and refuses one.
 Result<AdamConfig> adam_config(const char* kernel, const Attrs& attrs) {
+  bool lamb = std::string_view(kernel) == kLamb;
+  if (!lamb && attrs.has("weight_decay")) {
+    return InvalidArgument(std::string(kernel) + ": attr weight_decay is ApplyLamb's (this Adam has no decay)");
+  }
   AdamConfig c;
   c.lr = attrs.get_float("lr", c.lr);
   c.beta1 = attrs.get_float("beta1", c.beta1);
   c.beta2 = attrs.get_float("beta2", c.beta2);
-  c.epsilon = attrs.get_float("epsilon", c.epsilon);
-  c.weight_decay = attrs.get_float("weight_decay", c.weight_decay);
+  c.epsilon = attrs.get_float("epsilon", lamb ? 1e-6 : c.epsilon);
+  c.weight_decay = lamb ? attrs.get_float("weight_decay", 0.01) : 0;
   c.step = attrs.get_int("step", c.step);
   if (c.step >= 1) return c;
   return InvalidArgument(std::string(kernel) + ": attr step must be >= 1, got " +

@@ -415,8 +415,19 @@ TEST(Workload, TheUpdateCastsUnscalesClipsStepsAndCastsBackAsTheRecipeSays) {
     if (op.attrs.contains("dst_type")) what += " to " + op.attrs["dst_type"].get<std::string>();
     if (op.inputs[0]["shape"] == nlohmann::json::array({340000000})) update.push_back(what);
   }
-  EXPECT_EQ(update, (std::vector<std::string>{"cast to float32", "aten::mul", "clip_by_norm", "ApplyLamb",
-                                              "cast to float16"}));
+  EXPECT_EQ(update, (std::vector<std::string>{"Cast to float32", "Mul", "ClipByNorm", "ApplyLamb", "Cast to float16"}));
+  // Without master weights the gradients stay in the model's dtype for the unscale and the clip.
+  Workload fp16_grads = *w;
+  fp16_grads.master_weights = false;
+  std::vector<std::string> dtypes;
+  for (const auto& op : one_step_on_device_0(fp16_grads, {})) {
+    if (op.kind == telemetry::ProgramOp::Kind::kKernel && (op.name == "Mul" || op.name == "ClipByNorm") &&
+        op.inputs[0]["shape"] == nlohmann::json::array({340000000})) {
+      dtypes.push_back(op.name + " " + op.inputs[0]["dtype"].get<std::string>());
+    }
+    EXPECT_NE(op.name, "Cast") << "no master weights, no casts";
+  }
+  EXPECT_EQ(dtypes, (std::vector<std::string>{"Mul float16", "ClipByNorm float16"}));
   Workload plain = *w;
   plain.optimizer = "adam", plain.loss_scale = 0, plain.clip_grad_norm = 0, plain.master_weights = false;
   int adam_only = 0;
@@ -475,16 +486,20 @@ TEST(Workload, TheDirectAllocatorAllocatesEveryTensorAndFreesItOnce) {
     return std::make_pair(allocs, order);
   };
   auto [caching, caching_order] = buffers("caching");
-  EXPECT_EQ(caching, (std::map<std::string, int>{{"activations", 1}}));
+  // BERT's update casts its gradients into a float32 buffer (master weights) under either allocator.
+  EXPECT_EQ(caching, (std::map<std::string, int>{{"activations", 1}, {"grads_fp32", 1}}));
   auto [direct, order] = buffers("direct");
   EXPECT_EQ(direct.count("activations"), 0u);
   EXPECT_GT(direct.size(), 24u * 10) << "a buffer per kernel output, forward and backward";
   for (const auto& [name, n] : direct) EXPECT_EQ(n, 1) << name;
   // An activation lives until the backward has passed its kernel: the first forward kernel's
-  // output is the last buffer freed.
-  ASSERT_FALSE(order.empty());
-  EXPECT_EQ(order.back(), "-act0");
-  EXPECT_EQ(order.front(), "+act0");
+  // output is the last activation freed (the update's float32 gradients come after).
+  std::vector<std::string> activations;
+  for (const auto& e : order) if (e.rfind("+act", 0) == 0 || e.rfind("-act", 0) == 0) activations.push_back(e);
+  ASSERT_FALSE(activations.empty());
+  EXPECT_EQ(activations.back(), "-act0");
+  EXPECT_EQ(activations.front(), "+act0");
+  EXPECT_EQ(order.back(), "-grads_fp32");
 }
 
 }  // namespace

@@ -98,6 +98,22 @@ TEST(Collectives, HbmCountersSeeWhatACollectiveSendsReceivesAndReduces) {
   }
 }
 
+// A send reads its bytes from the sender's HBM; the receiver writes them into its own.
+TEST(Collectives, ASendReadsTheSendersHbmAndWritesTheReceivers) {
+  auto w = make_world({.jitter = 0}, CollectiveAlgo::kAuto);
+  const uint64_t count = 1 << 20;
+  ASSERT_TRUE(w->ranks[2]->send(w->streams[2], w->comm, 0, count, DType::kFloat16, 5).ok());
+  ASSERT_TRUE(w->ranks[5]->recv(w->streams[5], w->comm, 0, count, DType::kFloat16, 2).ok());
+  ASSERT_TRUE(w->ranks[2]->synchronize_stream(w->streams[2]).ok());
+  ASSERT_TRUE(w->ranks[5]->synchronize_stream(w->streams[5]).ok());
+  const DeviceCounters& sender = w->node->device(2).counters();
+  const DeviceCounters& receiver = w->node->device(5).counters();
+  EXPECT_EQ(sender.hbm_bytes_total, 2 * count);
+  EXPECT_EQ(sender.hbm_write_bytes_total, 0u);
+  EXPECT_EQ(receiver.hbm_bytes_total, 2 * count);
+  EXPECT_EQ(receiver.hbm_write_bytes_total, 2 * count);
+}
+
 TEST(Collectives, TrafficAcrossThe910MeshesIsSlower) {
   auto w = make_world({.spec = "8x910", .jitter = 0}, CollectiveAlgo::kAuto);
   EXPECT_EQ(w->node->fabric().relation(0, 1), "HCCS");
@@ -154,6 +170,7 @@ TEST(Collectives, LinkDownFailsTheCollectiveWithItsName) {
     EXPECT_EQ(w->ranks[r]->synchronize_stream(w->streams[r]).message(),
               "HCCL error: HCCS 2->3 is down; collective on communicator 'world' failed (error code 0x80D18001)");
   }
+  for (int d = 0; d < 8; ++d) EXPECT_EQ(w->node->device(d).counters().hbm_bytes_total, 0u) << "a failed collective moved nothing";
   ASSERT_TRUE(w->node->clear_faults(3).ok());
   EXPECT_GT(time_allreduce(*w, 1024), 0);
 }

@@ -226,7 +226,7 @@ TEST(KernelsFunctional, ApplyAdamInPlaceMatchesReferenceOverSeveralSteps) {
 TEST(KernelsFunctional, ApplyLambInPlaceMatchesReferenceOverSeveralSteps) {
   std::mt19937 rng(25);
   const int64_t n = 16;
-  const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-6, wd = 0.01;
+  const double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-6, wd = 0.1;  // not the default: the attr must be read
   std::vector<float> param = random_floats(rng, n), m(n, 0.0f), v(n, 0.0f);
   Vec ref_p = to_double(param), ref_m(n, 0.0), ref_v(n, 0.0);
   const KernelDef* lamb = KernelRegistry::builtin().find("lamb");
@@ -260,6 +260,10 @@ TEST(KernelsFunctional, ApplyLambInPlaceMatchesReferenceOverSeveralSteps) {
   // param read again.
   OpCost cost = lamb->cost(in_desc, out_desc, {});
   EXPECT_DOUBLE_EQ(cost.bytes, 40.0 * n);
+  const KernelDef* adam = KernelRegistry::builtin().find("ApplyAdam");
+  auto refused = adam->infer(in_desc, Attrs{{"weight_decay", 0.01}});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "ApplyAdam: attr weight_decay is ApplyLamb's (this Adam has no decay)");
 }
 
 TEST(KernelsFunctional, ClipByNormScalesOnlyAGradientAboveTheNorm) {
