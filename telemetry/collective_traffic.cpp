@@ -13,8 +13,15 @@ bool gathered(std::string_view op) {
          op.find("alltoall") != std::string_view::npos;
 }
 
+// The link between two members of one host: as `hccs_between` says, else by the algorithm.
+std::string intra_host_link(const CommGroup& g, int a, int b, const HccsBetween& hccs_between) {
+  bool hccs = hccs_between ? hccs_between(a, b) : g.algorithm.rfind("MESH", 0) == 0;
+  return hccs ? "HCCS" : "PCIE";
+}
+
 // The hierarchical sends of `rank`: its own host's members, then the same local index on the next host.
-std::vector<RankSend> hierarchical_sends(const CommGroup& g, int rank, double bytes, std::span<const int> host_of_rank) {
+std::vector<RankSend> hierarchical_sends(const CommGroup& g, int rank, double bytes, std::span<const int> host_of_rank,
+                                         const HccsBetween& hccs_between) {
   std::map<int, std::vector<int>> by_host;  // host -> its ranks, in order
   for (int r = 0; r < g.size(); ++r) by_host[host_of_rank[static_cast<std::size_t>(r)]].push_back(r);
   const auto here = by_host.find(host_of_rank[static_cast<std::size_t>(rank)]);
@@ -27,7 +34,9 @@ std::vector<RankSend> hierarchical_sends(const CommGroup& g, int rank, double by
     if (local[p] != rank && (mesh || p == (index + 1) % local.size())) intra.push_back(local[p]);
   }
   std::vector<RankSend> out;
-  for (int peer : intra) out.push_back({peer, mesh ? "HCCS" : "PCIE", share.intra * bytes / static_cast<double>(intra.size())});
+  for (int peer : intra) {
+    out.push_back({peer, intra_host_link(g, rank, peer, hccs_between), share.intra * bytes / static_cast<double>(intra.size())});
+  }
   auto next = std::next(here) == by_host.end() ? by_host.begin() : std::next(here);
   if (next != here && index < next->second.size()) out.push_back({next->second[index], "RDMA", share.inter * bytes});
   return out;
@@ -55,7 +64,7 @@ HierarchicalShares hierarchical_shares(double ranks, double hosts) {
 }
 
 std::vector<RankSend> rank_sends(const CommGroup& g, int rank, std::string_view op_type, double bytes,
-                                 std::span<const int> host_of_rank) {
+                                 std::span<const int> host_of_rank, const HccsBetween& hccs_between) {
   const int n = g.size();
   if (n < 2 || rank < 0 || rank >= n) return {};
   // Point to point and Broadcast: the event names neither the peer nor the root, so who sends
@@ -64,7 +73,7 @@ std::vector<RankSend> rank_sends(const CommGroup& g, int rank, std::string_view 
   const bool hosts_known = host_of_rank.size() == static_cast<std::size_t>(n);
   const bool across_hosts = hosts_known && g.link == "RDMA";
   if (across_hosts && g.algorithm.find('-') != std::string::npos && op_type.find("allReduce") != std::string_view::npos) {
-    return hierarchical_sends(g, rank, bytes, host_of_rank);
+    return hierarchical_sends(g, rank, bytes, host_of_rank, hccs_between);
   }
   // A flat plan: every other member on a mesh, the next one on a ring (every collective across
   // hosts but AllReduce runs as one ring over all the members).
@@ -74,11 +83,11 @@ std::vector<RankSend> rank_sends(const CommGroup& g, int rank, std::string_view 
     if (p != rank && (!ring || p == (rank + 1) % n)) peers.push_back(p);
   }
   const double sent = bytes * algbw_size_factor(op_type, n) * busbw_factor(op_type, n);
-  const std::string intra = g.algorithm.rfind("MESH", 0) == 0 ? "HCCS" : "PCIE";
   std::vector<RankSend> out;
   for (int peer : peers) {
     const bool remote = across_hosts && host_of_rank[static_cast<std::size_t>(peer)] != host_of_rank[static_cast<std::size_t>(rank)];
-    out.push_back({peer, !across_hosts ? g.link : remote ? "RDMA" : intra, sent / static_cast<double>(peers.size())});
+    std::string link = !across_hosts ? g.link : remote ? "RDMA" : intra_host_link(g, rank, peer, hccs_between);
+    out.push_back({peer, std::move(link), sent / static_cast<double>(peers.size())});
   }
   return out;
 }

@@ -10,6 +10,7 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -40,6 +41,10 @@ struct RankSend {
   double bytes = 0;
 };
 
+// Whether members `a` and `b` (ranks of the group) of one host have a direct HCCS link; the
+// others talk through PCIe. Empty: judged from the group's algorithm (a mesh is HCCS, a ring PCIe).
+using HccsBetween = std::function<bool(int a, int b)>;
+
 // The sends rank `rank` of `group` makes in one collective of `op_type` over a buffer of `bytes`
 // (COMMUNICATION_OP's count x its data type's size), for AllReduce, AllGather, ReduceScatter and
 // AlltoAll. Within a host a rank sends the bytes the busbw factor says, spread evenly over its
@@ -47,10 +52,11 @@ struct RankSend {
 // hosts (algorithm "MESH-RING"/"RING-RING") runs HCCL's hierarchical AllReduce: its intra-host
 // share to its own host's members (HCCS on a mesh, PCIE on a ring), its inter-host share over
 // RDMA to the member of the same local index on the next host; the group's other collectives run
-// one ring over all members, RDMA to a member on another host. host_of_rank[r] is the host of
-// rank r (any ids; empty: one host). None for a one-member group, or for Send, Receive and
-// Broadcast (the event names neither peer nor root).
+// one ring over all members, RDMA to a member on another host. A send between members of one
+// host in a group across hosts goes over HCCS or PCIe as `hccs_between` says. host_of_rank[r] is
+// the host of rank r (any ids; empty: one host). None for a one-member group, or for Send,
+// Receive and Broadcast (the event names neither peer nor root).
 std::vector<RankSend> rank_sends(const CommGroup& group, int rank, std::string_view op_type, double bytes,
-                                 std::span<const int> host_of_rank);
+                                 std::span<const int> host_of_rank, const HccsBetween& hccs_between = {});
 
 }  // namespace npukit::telemetry

@@ -189,6 +189,15 @@ Result<const EventMapper::Group*> EventMapper::group(uint32_t bus_id) {
   return &groups_.emplace(bus_id, std::move(g)).first->second;
 }
 
+tf::HccsBetween EventMapper::hccs_between(const Group& g) const {
+  if (options_.hccs_pairs.empty() || options_.host_devices <= 0) return {};
+  return [this, &g](int a, int b) {
+    const int host = options_.host_devices;
+    std::pair<int, int> pair{g.info.devices[static_cast<std::size_t>(a)] % host, g.info.devices[static_cast<std::size_t>(b)] % host};
+    return std::find(options_.hccs_pairs.begin(), options_.hccs_pairs.end(), pair) != options_.hccs_pairs.end();
+  };
+}
+
 Status EventMapper::collective(const tf::Event& e) {
   auto op_type = string_id(e.name_id);
   if (!op_type.ok()) return op_type.status();
@@ -221,7 +230,7 @@ Status EventMapper::collective(const tf::Event& e) {
                       bandwidth(static_cast<double>(size))});
   };
   std::vector<tf::RankSend> sends;
-  if (g) sends = tf::rank_sends(g->info, static_cast<int>(src_rank), *type_text, static_cast<double>(bytes), g->host_of_rank);
+  if (g) sends = tf::rank_sends(g->info, static_cast<int>(src_rank), *type_text, static_cast<double>(bytes), g->host_of_rank, hccs_between(*g));
   if (sends.empty()) {  // a one-member group, or an event without a communicator
     return row(0, kNoId32, g ? g->transport : enum_id::kTransportSdma, bytes, g ? g->link_type : options_.link_type);
   }

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "profiler/store/profile_writer.hpp"
+#include "telemetry/collective_traffic.hpp"
 #include "telemetry/comm_group.hpp"
 #include "telemetry/events.hpp"
 
@@ -52,6 +53,9 @@ class EventMapper {
     int64_t link_type = 1;  // ENUM_HCCL_LINK_TYPE of collectives: HCCS, or PCIE on PCIe-only nodes
     int device_base = 0;    // a cluster host's bus: the cluster-wide id of its device 0 (groups list those)
     int host_devices = 0;   // devices per host: cluster-wide device d is on host d / host_devices (0: one host)
+    // A host's devices (local ids) joined by an HCCS link: what a send between two members of one
+    // host in a group across hosts travels over (else PCIe). Empty: judged from the algorithm.
+    std::vector<std::pair<int, int>> hccs_pairs = {};
   };
 
   static Result<EventMapper> create(ProfileWriter& writer, Resolver resolver, Options options);
@@ -75,6 +79,8 @@ class EventMapper {
     telemetry::CommGroup info;
     std::vector<int> host_of_rank;  // empty: not known (one host)
   };
+  // The group's intra-host links for tf::rank_sends, from options_.hccs_pairs.
+  telemetry::HccsBetween hccs_between(const Group& g) const;
   struct Ids {  // STRING_IDS ids interned once
     int64_t ai_core, ai_vector_core, ai_cpu, memcpy, communication, na, flops, nd, empty, alloc, free;
   };

@@ -27,7 +27,8 @@ Result<RankSinks> RankSinks::create(const RankSinkOptions& o, EventMapper::Resol
     auto mapper = EventMapper::create(*sink.writer, resolver, {.clock_base_ns = o.clock_base_ns,
                                                                .link_type = o.link_type,
                                                                .device_base = o.device_base,
-                                                               .host_devices = o.host_devices});
+                                                               .host_devices = o.host_devices,
+                                                               .hccs_pairs = o.hccs_pairs});
     if (!mapper.ok()) return mapper.status();
     sink.mapper = std::make_unique<EventMapper>(std::move(*mapper));
     sink.sampler = std::make_unique<CounterSampler>(*sink.writer, o.clock_base_ns, d);

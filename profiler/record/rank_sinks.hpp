@@ -43,6 +43,7 @@ struct RankSinkOptions {
   int64_t link_type = 1;         // ENUM_HCCL_LINK_TYPE of collectives without a communicator
   int device_base = 0;           // the bus's device 0 in the cluster's numbering (NodeInfo)
   int host_devices = 0;          // devices per host (a cluster's hosts are alike): rank sends across hosts
+  std::vector<std::pair<int, int>> hccs_pairs = {};  // a host's devices (local ids) with an HCCS link a -> b
   // The PROF_ trees, one per device, when the caller made them (several hosts' buses recorded as
   // one collection); empty: created here under out_dir.
   std::vector<ProfPaths> dirs = {};

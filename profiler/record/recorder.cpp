@@ -140,7 +140,13 @@ Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& ne
   auto base = static_cast<int64_t>(snap.node().start_realtime_ns);
   auto vt = snap.node_field(tf::fid::kNodeVirtualTimeNs).number();
   bool hccs = false;
-  for (int l = 0; l < snap.link_count(); ++l) hccs = hccs || snap.link_info(l).kind == "hccs";
+  std::vector<std::pair<int, int>> hccs_pairs;  // this host's devices joined by HCCS
+  for (int l = 0; l < snap.link_count(); ++l) {
+    const auto& link = snap.link_info(l);
+    if (link.kind != "hccs" || link.device_a < 0 || link.device_b < 0) continue;
+    hccs = true;
+    hccs_pairs.emplace_back(link.device_a, link.device_b);
+  }
   Source* source = &src;
   auto resolve = [source](uint32_t id) -> Result<std::string> {
     auto it = source->strings.find(id);
@@ -158,6 +164,7 @@ Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& ne
                                   .link_type = hccs ? enum_id::kLinkHccs : enum_id::kLinkPcie,
                                   .device_base = snap.node().device_base,
                                   .host_devices = snap.device_count(),
+                                  .hccs_pairs = std::move(hccs_pairs),
                                   .dirs = std::move(mine)},
                                  resolve);
   if (!sinks.ok()) return sinks.status();

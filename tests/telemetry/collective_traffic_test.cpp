@@ -71,6 +71,27 @@ TEST(CollectiveTraffic, AnAllGatherAcrossHostsIsOneRing) {
   EXPECT_EQ(remote[0].transport, "RDMA");
 }
 
+// A group spread unevenly over hosts (3 members on host 0, 1 on host 1: no hierarchy) runs one
+// ring: RDMA to the member on the other host, and between members of one host the link the host
+// has between them. It was labelled PCIe on every host, HCCS mesh or not, because a ring was
+// taken to mean PCIe.
+TEST(CollectiveTraffic, AnUnevenGroupAcrossHostsSendsOverTheLinkItsHostHas) {
+  CommGroup g{"dp0", {0, 2, 4, 8}, "RING", "RDMA"};
+  std::vector<int> hosts{0, 0, 0, 1};
+  auto all_hccs = [](int, int) { return true; };
+  auto within = rank_sends(g, 0, "hcom_allReduce_", 4e6, hosts, all_hccs);
+  ASSERT_EQ(within.size(), 1u);
+  EXPECT_EQ(within[0].peer, 1);
+  EXPECT_EQ(within[0].transport, "HCCS");
+  EXPECT_DOUBLE_EQ(within[0].bytes, 4e6 * 2 * 3 / 4);
+  auto across = rank_sends(g, 2, "hcom_allReduce_", 4e6, hosts, all_hccs);
+  ASSERT_EQ(across.size(), 1u);
+  EXPECT_EQ(across[0].peer, 3);
+  EXPECT_EQ(across[0].transport, "RDMA");
+  auto pcie_host = rank_sends(g, 1, "hcom_allReduce_", 4e6, hosts, [](int, int) { return false; });
+  EXPECT_EQ(pcie_host[0].transport, "PCIE") << "a host without HCCS between them";
+}
+
 // The event names neither a Send's peer nor a Broadcast's root: no send is made up (a receiving
 // rank was written as sending its buffer to every peer).
 TEST(CollectiveTraffic, PointToPointAndBroadcastAreNotPlanned) {

@@ -166,6 +166,33 @@ TEST(ClusterRecord, ACollectiveAcrossHostsIsRdmaOverRoceWithHccsWithinEachHost) 
   }
 }
 
+// 6 ranks of ernie3-train (dp 3 x tp 2) on 2 hosts, 3 on each: the data-parallel group of ranks
+// 0, 2, 4 has two members on host 0 and one on host 1, so it runs one ring, not HCCL's hierarchy.
+// Its send between the two members on host 0 goes over their HCCS link (it was labelled PCIe:
+// a ring was taken to mean PCIe), its send to host 1 over RDMA.
+TEST(ClusterRecord, AGroupSpreadUnevenlyOverHostsSendsOverHccsWithinAHostAndRdmaAcross) {
+  ScopedNode node{"uneven", "--spec 2x8x910B2 --speed 100"};
+  TempDir dir{"uneven"};
+  auto record = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() +
+                            " ernie3-train --node " + node.name() + " --hosts 2 --ranks 6 --steps 2");
+  ASSERT_EQ(record.exit_code, 0) << record.output;
+  auto dbs = find_dbs(dir.str());
+  ASSERT_EQ(dbs.size(), 6u) << record.output;
+  auto dp_sends = [](const std::string& db) {
+    return sqlite(db, "SELECT a.value || ' ' || i.srcRank || '->' || i.dstRank || ' ' || l.name || '|' || t.name "
+                      "FROM COMMUNICATION_TASK_INFO i JOIN COMMUNICATION_OP o ON o.opId = i.opId "
+                      "JOIN STRING_IDS g ON g.id = i.groupName JOIN STRING_IDS a ON a.id = o.algType "
+                      "JOIN ENUM_HCCL_LINK_TYPE l ON l.id = i.linkType JOIN ENUM_HCCL_TRANSPORT_TYPE t ON t.id = i.transportType "
+                      "WHERE g.value LIKE 'dp%' GROUP BY 1")
+        .output;
+  };
+  EXPECT_EQ(dp_sends(dbs[0]), "RING 0->1 HCCS|SDMA\n") << "rank 0 (host 0) to rank 2 (host 0)";
+  EXPECT_EQ(dp_sends(dbs[2]), "RING 1->2 ROCE|RDMA\n") << "rank 2 (host 0) to rank 4 (host 1)";
+  for (const std::string& db : dbs) {
+    for (const std::string& v : invariant_violations(db, true)) ADD_FAILURE() << db << ": " << v;
+  }
+}
+
 TEST(ClusterRecord, OneRankOfTheCollectionReadsAlone) {
   const ClusterRun& run = cluster_run();
   auto r = run_command(prof() + " report " + run.dir.str() + " --rank 9 --section steps");
