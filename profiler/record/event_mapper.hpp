@@ -63,6 +63,11 @@ class EventMapper {
 
   // Last bus timestamp mapped, Unix ns (0 before the first event).
   int64_t last_ts_ns() const { return last_ts_; }
+  // What a process holds from the device, from a sample of the bus's process table, for a process
+  // no `reserved` event has spoken for yet: the totalReserve of its later allocs and frees until
+  // one does. Without it an attached recording left totalReserve NULL while a caching allocator's
+  // holding stayed put (the event comes only when it changes).
+  void note_reserved(int device, uint32_t pid, int64_t bytes) { reserved_.emplace(std::pair{device, pid}, bytes); }
 
  private:
   struct Descriptor {  // STRING_IDS of a kernel's op fields

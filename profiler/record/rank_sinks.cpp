@@ -80,7 +80,10 @@ Status RankSinks::write_sink(RankSink& sink, const Batch& batch) {
       NPUKIT_RETURN_IF_ERROR(sink.mapper->map(e));
     }
   }
-  if (batch.snapshot != nullptr) NPUKIT_RETURN_IF_ERROR(sink.sampler->sample(*batch.snapshot));
+  if (batch.snapshot != nullptr) {
+    NPUKIT_RETURN_IF_ERROR(sink.sampler->sample(*batch.snapshot));
+    note_holdings(sink, *batch.snapshot);  // after the batch's events: the sample follows them
+  }
   for (const auto& [key, value] : batch.run) NPUKIT_RETURN_IF_ERROR(sink.writer->set_run(key, value));
   return sink.writer->commit_batch();
 }
@@ -109,8 +112,19 @@ Status RankSinks::describe(const tf::Snapshot& snap) {
 }
 
 Status RankSinks::sample(const tf::Snapshot& snap) {
-  for (RankSink& s : sinks_) NPUKIT_RETURN_IF_ERROR(s.sampler->sample(snap));
+  for (RankSink& s : sinks_) {
+    NPUKIT_RETURN_IF_ERROR(s.sampler->sample(snap));
+    note_holdings(s, snap);
+  }
   return Status::Ok();
+}
+
+void RankSinks::note_holdings(RankSink& sink, const tf::Snapshot& snap) {
+  for (const tf::ProcessInfo& p : snap.processes()) {
+    if (p.device == sink.device && p.hbm_bytes > 0) {
+      sink.mapper->note_reserved(p.device, static_cast<uint32_t>(p.pid), static_cast<int64_t>(p.hbm_bytes));
+    }
+  }
 }
 
 uint64_t RankSinks::samples() const { return sinks_.empty() ? 0 : sinks_.front().sampler->samples(); }

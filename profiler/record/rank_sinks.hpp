@@ -79,6 +79,9 @@ class RankSinks {
   RankSinks() = default;
   Status note_job(const telemetry::Event& e);
   Status write_sink(RankSink& sink, const Batch& batch);
+  // What each process on the sink's device holds, from a sample's process table, for the mapper's
+  // NPU_OP_MEM.totalReserve (EventMapper::note_reserved).
+  static void note_holdings(RankSink& sink, const telemetry::Snapshot& snap);
   Status drop_idle_ranks();
 
   EventMapper::Resolver resolve_;

@@ -2,7 +2,9 @@
 // with the sqlite3 CLI), content, modes.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
+#include <thread>
 #include <regex>
 
 #include "tests/profiler/invariants.hpp"
@@ -207,6 +209,13 @@ TEST(Record, AttachRecordsARunningNodeForADuration) {
   std::string bg = npu_run() + " " + data_path("small-train.json") + " --steps 150 --node-name " + node.name();
   std::FILE* workload = popen((bg + " >/dev/null 2>&1").c_str(), "r");
   ASSERT_NE(workload, nullptr);
+  auto bus = node.client();
+  ASSERT_NE(bus, nullptr);
+  for (int i = 0; i < 200; ++i) {  // attach to a job under way: its process holds device memory
+    auto snap = bus->snapshot();
+    if (snap.ok() && !snap->processes().empty()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
   auto r = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " --attach --duration 600ms");
   pclose(workload);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -220,6 +229,11 @@ TEST(Record, AttachRecordsARunningNodeForADuration) {
   EXPECT_EQ(sqlite(db, "SELECT count(DISTINCT timestampNs) >= 3 FROM AICORE_FREQ").output, "1\n");
   EXPECT_EQ(sqlite(db, "SELECT count(DISTINCT timestampNs) >= 2 FROM HBM").output, "1\n");
   EXPECT_EQ(sqlite(db, "SELECT count(*) > 0 FROM HCCS").output, "1\n");
+  // What the job's allocator holds comes from the process table's samples: its caching
+  // allocator's holding does not change once warm, so no `reserved` event would say it. (An
+  // alloc before the first sample that shows the process keeps NULL: the holding is not known.)
+  EXPECT_EQ(sqlite(db, "SELECT count(*) > 0, sum(totalReserve IS NULL), sum(totalReserve < totalAllocate) FROM NPU_OP_MEM").output,
+            "1|0|0\n");
   for (const std::string& v : invariant_violations(db, true)) ADD_FAILURE() << v;
 }
 
