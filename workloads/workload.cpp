@@ -241,12 +241,7 @@ Result<Workload> parse_workload(const json& doc, const std::string& file) {
   static const char* kOptimizers[] = {"adam", "lamb", "sgd", "none"};
   if (err.ok() && std::find_if(std::begin(kOptimizers), std::end(kOptimizers),
                                [&](const char* o) { return w.optimizer == o; }) == std::end(kOptimizers)) {
-    std::string known;  // "adam, lamb, sgd or none"
-    for (std::size_t i = 0; i < std::size(kOptimizers); ++i) {
-      known += i == 0 ? "" : i + 1 == std::size(kOptimizers) ? " or " : ", ";
-      known += kOptimizers[i];
-    }
-    r.fail("optimizer", "expected " + known + ", got '" + w.optimizer + "'");
+    r.fail("optimizer", "expected adam, lamb, sgd or none, got '" + w.optimizer + "'");
   }
   w.loss_scale = r.number("loss_scale", 0);
   w.clip_grad_norm = r.number("clip_grad_norm", 0);

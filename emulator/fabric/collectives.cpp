@@ -285,13 +285,13 @@ void CollectiveHub::execute(const std::vector<Arrival>& group) {
     ends = schedule(comm, plan, now + overhead);
     status = move_data(group);
   }
-  std::vector<HbmTraffic> hbm = status.ok() ? hbm_traffic_of(plan, static_cast<int>(c.devices.size()))
-                                             : std::vector<HbmTraffic>(c.devices.size());
+  // A failed collective moves nothing: the engine drops its counts, and it has no rate here.
+  const std::vector<HbmTraffic> hbm = hbm_traffic_of(plan, static_cast<int>(c.devices.size()));
   for (const Arrival& a : group) {
     const CollectiveCall& call = calls_[a.call];
     const HbmTraffic& mine = hbm[static_cast<std::size_t>(call.rank)];
     Activity activity;  // its HBM traffic spread over its run, as a kernel's is
-    if (ends[call.rank] > now) activity.hbm_bytes_per_ns = static_cast<double>(mine.bytes) / static_cast<double>(ends[call.rank] - now);
+    if (status.ok() && ends[call.rank] > now) activity.hbm_bytes_per_ns = static_cast<double>(mine.bytes) / static_cast<double>(ends[call.rank] - now);
     engine_.finish_head(a.stream, ends[call.rank], status, activity, mine);
   }
 }

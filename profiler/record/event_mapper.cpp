@@ -185,17 +185,24 @@ Result<const EventMapper::Group*> EventMapper::group(uint32_t bus_id) {
   if (options_.host_devices > 0) {
     for (int device : info->devices) g.host_of_rank.push_back(device / options_.host_devices);
   }
+  g.hccs_between = hccs_between(*info);
   g.info = std::move(*info);
   return &groups_.emplace(bus_id, std::move(g)).first->second;
 }
 
-tf::HccsBetween EventMapper::hccs_between(const Group& g) const {
-  if (options_.hccs_pairs.empty() || options_.host_devices <= 0) return {};
-  return [this, &g](int a, int b) {
-    const int host = options_.host_devices;
-    std::pair<int, int> pair{g.info.devices[static_cast<std::size_t>(a)] % host, g.info.devices[static_cast<std::size_t>(b)] % host};
-    return std::find(options_.hccs_pairs.begin(), options_.hccs_pairs.end(), pair) != options_.hccs_pairs.end();
-  };
+// A matrix of the group's ranks, built once per group: a send of a collective asks it per peer.
+tf::HccsBetween EventMapper::hccs_between(const tf::CommGroup& info) const {
+  const int host = options_.host_devices;
+  if (options_.hccs_pairs.empty() || host <= 0 || info.link != "RDMA") return {};
+  const std::size_t n = info.devices.size();
+  std::vector<bool> hccs(n * n, false);
+  for (std::size_t a = 0; a < n; ++a) {
+    for (std::size_t b = 0; b < n; ++b) {
+      std::pair<int, int> pair{info.devices[a] % host, info.devices[b] % host};
+      hccs[a * n + b] = std::find(options_.hccs_pairs.begin(), options_.hccs_pairs.end(), pair) != options_.hccs_pairs.end();
+    }
+  }
+  return [n, hccs = std::move(hccs)](int a, int b) { return hccs[static_cast<std::size_t>(a) * n + static_cast<std::size_t>(b)]; };
 }
 
 Status EventMapper::collective(const tf::Event& e) {
@@ -230,7 +237,7 @@ Status EventMapper::collective(const tf::Event& e) {
                       bandwidth(static_cast<double>(size))});
   };
   std::vector<tf::RankSend> sends;
-  if (g) sends = tf::rank_sends(g->info, static_cast<int>(src_rank), *type_text, static_cast<double>(bytes), g->host_of_rank, hccs_between(*g));
+  if (g) sends = tf::rank_sends(g->info, static_cast<int>(src_rank), *type_text, static_cast<double>(bytes), g->host_of_rank, g->hccs_between);
   if (sends.empty()) {  // a one-member group, or an event without a communicator
     return row(0, kNoId32, g ? g->transport : enum_id::kTransportSdma, bytes, g ? g->link_type : options_.link_type);
   }

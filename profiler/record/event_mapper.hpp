@@ -83,9 +83,11 @@ class EventMapper {
     int64_t transport = 0;            // ENUM_HCCL_TRANSPORT_TYPE: RDMA across hosts, SDMA within one
     telemetry::CommGroup info;
     std::vector<int> host_of_rank;  // empty: not known (one host)
+    // For a group across hosts: whether two of its ranks on one host have an HCCS link between
+    // their NPUs (options_.hccs_pairs), for tf::rank_sends; empty otherwise.
+    telemetry::HccsBetween hccs_between;
   };
-  // The group's intra-host links for tf::rank_sends, from options_.hccs_pairs.
-  telemetry::HccsBetween hccs_between(const Group& g) const;
+  telemetry::HccsBetween hccs_between(const telemetry::CommGroup& info) const;
   struct Ids {  // STRING_IDS ids interned once
     int64_t ai_core, ai_vector_core, ai_cpu, memcpy, communication, na, flops, nd, empty, alloc, free;
   };

@@ -139,13 +139,10 @@ Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& ne
   const tf::Snapshot& snap = *src.first;
   auto base = static_cast<int64_t>(snap.node().start_realtime_ns);
   auto vt = snap.node_field(tf::fid::kNodeVirtualTimeNs).number();
-  bool hccs = false;
   std::vector<std::pair<int, int>> hccs_pairs;  // this host's devices joined by HCCS
   for (int l = 0; l < snap.link_count(); ++l) {
     const auto& link = snap.link_info(l);
-    if (link.kind != "hccs" || link.device_a < 0 || link.device_b < 0) continue;
-    hccs = true;
-    hccs_pairs.emplace_back(link.device_a, link.device_b);
+    if (link.kind == "hccs" && link.device_a >= 0 && link.device_b >= 0) hccs_pairs.emplace_back(link.device_a, link.device_b);
   }
   Source* source = &src;
   auto resolve = [source](uint32_t id) -> Result<std::string> {
@@ -161,7 +158,7 @@ Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& ne
                                   .realtime_ns = realtime_now_ns(),
                                   .session_start_ns = base + static_cast<int64_t>(vt.value_or(0)),
                                   .clock_base_ns = base,
-                                  .link_type = hccs ? enum_id::kLinkHccs : enum_id::kLinkPcie,
+                                  .link_type = hccs_pairs.empty() ? enum_id::kLinkPcie : enum_id::kLinkHccs,
                                   .device_base = snap.node().device_base,
                                   .host_devices = snap.device_count(),
                                   .hccs_pairs = std::move(hccs_pairs),
