@@ -104,6 +104,21 @@ TEST(NpuRun, AllocatorChurnIsSlowerWithDirect) {
   EXPECT_GT(d, 10 * c) << "caching " << c << " ms, direct " << d << " ms";
 }
 
+// The seed's experiment (docs/validation.md): its batch was set once so 8x910B2 lands at the
+// seed's 2.1 s/step; the 8xA100, nothing else changed, must then be the faster of the two, as in the
+// seed (a first A100 spec came out slower than the 910B2, the opposite). How much faster is the
+// model's answer, reported, not pinned: 1.009 against the seed's 1.167.
+TEST(NpuRun, TheSeedsExperimentLandsAtTheSeedsStepAndTheA100IsTheFaster) {
+  auto ascend = run_command(npu_run() + " ernie3-medium-seed --standalone --fast --steps 2");
+  auto a100 = run_command(npu_run() + " ernie3-medium-seed --standalone --fast --steps 2 --spec 8xA100 --allocator caching");
+  ASSERT_EQ(ascend.exit_code, 0) << ascend.output;
+  ASSERT_EQ(a100.exit_code, 0) << a100.output;
+  double b2 = numbers_after(ascend.output, "step time  ").back();
+  double a = numbers_after(a100.output, "step time  ").back();
+  EXPECT_NEAR(b2 / 2100.0, 1.0, 0.01) << "8x910B2 " << b2 << " ms";
+  EXPECT_LT(a, b2) << "8xA100 " << a << " ms, 8x910B2 " << b2 << " ms";
+}
+
 TEST(NpuRun, OverheatThrottleSlowsTheHotDevice) {
   auto r = run_command(npu_run() + " overheat-throttle --standalone --fast --steps 300");
   ASSERT_EQ(r.exit_code, 0) << r.output;
