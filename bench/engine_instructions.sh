@@ -24,6 +24,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 valgrind --tool=callgrind --callgrind-out-file="$out/cg" \
   --toggle-collect='npukit::emu::Scheduler::run_while(std::function<bool ()> const&)' \
+  --toggle-collect='npukit::emu::Scheduler::run_until_idle()' \
   --toggle-collect='npukit::emu::Context::enqueue(unsigned int, npukit::emu::PreparedKernel const&)' \
   --toggle-collect='npukit::emu::Context::record_event(unsigned int, unsigned int)' \
   --toggle-collect='npukit::emu::Context::wait_event(unsigned int, unsigned int)' \

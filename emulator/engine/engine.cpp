@@ -18,8 +18,8 @@ const char* task_kind_name(TaskKind k) {
 Engine::Engine(Scheduler& scheduler, std::vector<Device>& devices, double jitter,
                Nanos task_timeout_ns)
     : scheduler_(scheduler), devices_(devices), jitter_(jitter), task_timeout_ns_(task_timeout_ns) {
-  complete_kind_ = scheduler_.add_handler([this](const SimEvent& e) { on_complete(e); });
-  ready_kind_ = scheduler_.add_handler([this](const SimEvent& e) { on_ready(e.a); });
+  complete_kind_ = scheduler_.add_handler<&Engine::on_complete>(this);
+  ready_kind_ = scheduler_.add_handler<&Engine::on_ready>(this);
 }
 
 uint32_t Engine::create_stream(int device, uint32_t pid) {
@@ -170,7 +170,8 @@ void Engine::remove_observer(TaskObserver* o) {
 }
 
 // The host call of a stream's head task has returned: the task may start.
-void Engine::on_ready(uint32_t s) {
+void Engine::on_ready(const SimEvent& e) {
+  uint32_t s = e.a;
   Stream& st = streams_[s];
   st.ready_timer = false;
   if (!st.orphaned) advance(s);

@@ -187,7 +187,7 @@ class Engine {
   void fire_callbacks(Event& ev);
   bool try_start(uint32_t stream, Task& head);
   void on_complete(const SimEvent& e);
-  void on_ready(uint32_t stream);
+  void on_ready(const SimEvent& e);  // e.a: the stream
   void retry_waiting(Device& device);
   Nanos start_duration(Stream& st, Device& dev, Task& head);
   void notify(const Stream& s, const Task& t, Nanos start, Nanos end);

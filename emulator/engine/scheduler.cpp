@@ -21,8 +21,12 @@ void Scheduler::EventHeap::push(const SimEvent& e) {
 void Scheduler::EventHeap::pop() {
   SimEvent last = events_.back();
   events_.pop_back();
-  std::size_t n = events_.size();
-  if (n == 0) return;
+  if (!events_.empty()) sift_down(last, events_.size());
+}
+
+void Scheduler::EventHeap::replace_top(const SimEvent& e) { sift_down(e, events_.size()); }
+
+void Scheduler::EventHeap::sift_down(const SimEvent& e, std::size_t n) {
   std::size_t hole = 0;
   for (;;) {
     std::size_t first = hole * 4 + 1;
@@ -38,21 +42,32 @@ void Scheduler::EventHeap::pop() {
         if (before(events_[c], events_[best])) best = c;
       }
     }
-    if (!before(events_[best], last)) break;
+    if (!before(events_[best], e)) break;
     events_[hole] = events_[best];
     hole = best;
   }
-  events_[hole] = last;
+  events_[hole] = e;
+}
+
+uint32_t Scheduler::add_dispatch(Dispatch d) {
+  if (dispatch_.size() > UINT16_MAX) std::abort();  // a kind is 16 bits; a node registers a handful
+  dispatch_.push_back(d);
+  return static_cast<uint32_t>(dispatch_.size() - 1);
 }
 
 uint32_t Scheduler::add_handler(Handler handler) {
-  if (handlers_.size() > UINT16_MAX) std::abort();  // a kind is 16 bits; a node registers a handful
-  handlers_.push_back(std::move(handler));
-  return static_cast<uint32_t>(handlers_.size() - 1);
+  handlers_.push_back(std::make_unique<Handler>(std::move(handler)));
+  return add_dispatch({[](void* h, const SimEvent& e) { (*static_cast<Handler*>(h))(e); }, handlers_.back().get()});
 }
 
 void Scheduler::push(Nanos at, uint32_t kind, uint32_t a, bool background) {
-  queue_.push(SimEvent{std::max(at, now_), seq_++, a, static_cast<uint16_t>(kind), background});
+  SimEvent e{std::max(at, now_), seq_++, a, static_cast<uint16_t>(kind), background};
+  if (taken_) {  // the running event's slot: e is due no earlier, and posted after it
+    queue_.replace_top(e);
+    taken_ = false;
+  } else {
+    queue_.push(e);
+  }
   if (!background) ++foreground_;
 }
 
@@ -66,7 +81,7 @@ void Scheduler::post_background(Nanos at, uint32_t kind, uint32_t a) {
 
 void Scheduler::post_callback(Nanos at, std::function<void()> fn, bool background) {
   if (callback_kind_ == UINT32_MAX) {
-    callback_kind_ = add_handler([this](const SimEvent& e) { handle_callback(e); });
+    callback_kind_ = add_handler<&Scheduler::handle_callback>(this);
   }
   uint32_t slot;
   if (free_callbacks_.empty()) {
@@ -87,19 +102,29 @@ void Scheduler::handle_callback(const SimEvent& e) {
   fn();
 }
 
-bool Scheduler::step() {
-  if (queue_.empty()) return false;
-  SimEvent e = queue_.top();
-  if (mode_ == TimeMode::kPaced) wait_for_wall(e.time);
+void Scheduler::drop_taken() {
+  if (!taken_) return;
   queue_.pop();
+  taken_ = false;
+}
+
+bool Scheduler::step() {
+  drop_taken();  // a step from inside a handler: the outer event is done with the heap
+  if (queue_.empty()) return false;
+  const SimEvent e = queue_.top();
+  if (mode_ == TimeMode::kPaced) wait_for_wall(e.time);
+  taken_ = true;
   if (!e.background) --foreground_;
   now_ = e.time;
   ++processed_;
-  handlers_[e.kind](e);
+  const Dispatch& d = dispatch_[e.kind];
+  d.call(d.object, e);
+  drop_taken();
   return true;
 }
 
 void Scheduler::run_until(Nanos t) {
+  drop_taken();
   while (!queue_.empty() && queue_.top().time <= t) step();
   if (t > now_) {
     if (mode_ == TimeMode::kPaced) wait_for_wall(t);
@@ -108,6 +133,7 @@ void Scheduler::run_until(Nanos t) {
 }
 
 bool Scheduler::run_until(Nanos t, std::chrono::steady_clock::time_point deadline) {
+  drop_taken();
   for (uint32_t n = 1; !queue_.empty() && queue_.top().time <= t; ++n) {
     if (n % 256 == 0 && std::chrono::steady_clock::now() >= deadline) return false;
     step();
@@ -121,6 +147,11 @@ bool Scheduler::run_while(const std::function<bool()>& keep_going) {
     if (foreground_ == 0 || !step()) return true;
   }
   return false;
+}
+
+void Scheduler::run_until_idle() {
+  while (foreground_ > 0 && step()) {
+  }
 }
 
 void Scheduler::set_fast() { mode_ = TimeMode::kFast; }

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "emulator/device/spec.hpp"
@@ -39,6 +40,12 @@ class Scheduler {
 
   // Registers a handler and returns the event kind that reaches it.
   uint32_t add_handler(Handler handler);
+  // The same for a member function of `object` (which outlives the scheduler's use of it): one
+  // plain indirect call per event, for the engine's hot kinds.
+  template <auto Method, typename T>
+  uint32_t add_handler(T* object) {
+    return add_dispatch({[](void* o, const SimEvent& e) { (static_cast<T*>(o)->*Method)(e); }, object});
+  }
   // Schedules an event of `kind` at absolute time `at` (clamped to now()).
   void post(Nanos at, uint32_t kind, uint32_t a = 0);
   void post_background(Nanos at, uint32_t kind, uint32_t a = 0);
@@ -47,7 +54,7 @@ class Scheduler {
 
   Nanos now() const { return now_; }
   bool idle() const { return foreground_ == 0; }
-  std::size_t pending() const { return queue_.size(); }
+  std::size_t pending() const { return queue_.size() - (taken_ ? 1 : 0); }
   uint64_t events_processed() const { return processed_; }
 
   // Runs the earliest event; false when there is none.
@@ -61,6 +68,8 @@ class Scheduler {
   // Runs events while `keep_going()` holds and foreground events remain; returns keep_going()'s
   // final value (true means the foreground work ran dry with the condition still unmet).
   bool run_while(const std::function<bool()>& keep_going);
+  // Runs events until no foreground event remains (run_while with a condition that always holds).
+  void run_until_idle();
 
   void set_fast();
   void set_paced(double speed);  // virtual ns per wall ns; 1.0 = real time
@@ -79,19 +88,33 @@ class Scheduler {
     const SimEvent& top() const { return events_.front(); }
     void push(const SimEvent& e);
     void pop();
+    // pop() then push(e) in one sift: `e` must not come before the top.
+    void replace_top(const SimEvent& e);
 
    private:
     static bool before(const SimEvent& x, const SimEvent& y) {
       return x.time != y.time ? x.time < y.time : x.seq < y.seq;
     }
+    void sift_down(const SimEvent& e, std::size_t n);  // places `e` from the root's hole down
     std::vector<SimEvent> events_;
   };
+  struct Dispatch {  // what an event kind calls
+    void (*call)(void* object, const SimEvent& e);
+    void* object;
+  };
+  uint32_t add_dispatch(Dispatch d);
   void push(Nanos at, uint32_t kind, uint32_t a, bool background);
+  // The running event stays the heap's top while its handler runs: the handler's first post
+  // takes its place (one sift instead of a pop and a push: a finished task usually posts the
+  // next one's end); if it posts nothing, the top is popped after it.
+  void drop_taken();
   void wait_for_wall(Nanos virtual_time);
   void handle_callback(const SimEvent& e);
 
   EventHeap queue_;
-  std::vector<Handler> handlers_;
+  bool taken_ = false;  // queue_.top() is the running event (see drop_taken)
+  std::vector<Dispatch> dispatch_;  // by kind
+  std::vector<std::unique_ptr<Handler>> handlers_;  // the std::function handlers dispatch_ calls
   std::vector<std::function<void()>> callbacks_;
   std::vector<uint32_t> free_callbacks_;
   uint32_t callback_kind_ = UINT32_MAX;

@@ -103,7 +103,7 @@ class Node {
   // Advances virtual time by `ns` of host-side blocking (the device keeps running meanwhile).
   void host_wait(Nanos ns) { scheduler_.run_until(scheduler_.now() + ns); }
   // Runs until no event is pending.
-  void run_until_idle() { scheduler_.run_while([] { return true; }); }
+  void run_until_idle() { scheduler_.run_until_idle(); }
 
   Status check_device(int device) const;
 

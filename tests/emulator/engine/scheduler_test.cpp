@@ -141,3 +141,38 @@ TEST(Scheduler, ManyEventsRunInTimeThenPostingOrder) {
 
 }  // namespace
 }  // namespace npukit::emu
+
+namespace npukit::emu {
+namespace {
+
+// The running event keeps its heap slot while its handler runs (the handler's first post takes
+// it): it is not pending, and a handler that runs the scheduler itself (a nested run) neither
+// runs it twice nor loses the events it posted.
+TEST(Scheduler, TheRunningEventIsNotPendingAndANestedRunIsSafe) {
+  Scheduler s;
+  std::vector<std::pair<Nanos, uint32_t>> seen;
+  std::size_t pending_inside = 99;
+  Nanos after_nested_run = -1;
+  uint32_t kind = 0;
+  kind = s.add_handler([&](const SimEvent& e) {
+    seen.emplace_back(s.now(), e.a);
+    if (e.a == 1) {
+      pending_inside = s.pending();  // event 2 only
+      s.run_until(12);               // nothing is due by 12: event 2 is at 15
+      after_nested_run = s.now();
+      s.post(15, kind, 3);  // after 2: same time, posted later
+    }
+  });
+  s.post(10, kind, 1);
+  s.post(15, kind, 2);
+  while (s.step()) {
+  }
+  EXPECT_EQ(pending_inside, 1u);
+  EXPECT_EQ(after_nested_run, 12);
+  EXPECT_EQ(seen, (std::vector<std::pair<Nanos, uint32_t>>{{10, 1}, {15, 2}, {15, 3}}));
+  EXPECT_EQ(s.pending(), 0u);
+  EXPECT_TRUE(s.idle());
+}
+
+}  // namespace
+}  // namespace npukit::emu
