@@ -47,6 +47,11 @@ void print_record_summary(const RecordResult& r) {
     std::printf("npu-prof: %llu launches whose tasks had not run when the recording ended were left out\n",
                 static_cast<unsigned long long>(r.finalize.orphan_launches));
   }
+  if (r.finalize.left_in_wal > 0) {
+    std::printf("npu-prof: %llu rank database%s stayed in WAL mode (a reader held it open when the recording ended); "
+                "complete, keep its -wal file beside it until a reader closes it last\n",
+                static_cast<unsigned long long>(r.finalize.left_in_wal), r.finalize.left_in_wal == 1 ? "" : "s");
+  }
 }
 
 Result<Report> report_of(const ProfileData& data, int top, std::optional<int64_t> step) {

@@ -178,6 +178,7 @@ Result<FinalizeStats> RankSinks::finalize(const std::string& host_uid) {
     if (!results[i].ok()) return results[i].status();
     total.orphan_launches += results[i]->orphan_launches;
     total.overlap_rows += results[i]->overlap_rows;
+    total.left_in_wal += results[i]->left_in_wal;
     total.steps = std::max(total.steps, results[i]->steps);
     const RankSink& s = sinks_[i];
     NPUKIT_RETURN_IF_ERROR(write_device_info(s.paths.prof_dir, s.device, rank_of(s.device), host_uid));

@@ -397,6 +397,7 @@ Result<RecordResult> Recording::finish() {
     if (!stats.ok()) return stats.status();
     result_.finalize.orphan_launches += stats->orphan_launches;
     result_.finalize.overlap_rows += stats->overlap_rows;
+    result_.finalize.left_in_wal += stats->left_in_wal;
     result_.finalize.steps = std::max(result_.finalize.steps, stats->steps);
     for (RankSink& s : sinks.sinks()) {
       result_.ranks.push_back({s.paths.db, s.paths.prof_dir, s.device, sinks.rank_of(s.device)});

@@ -66,6 +66,23 @@ Result<uint64_t> write_steps(Db& db, int rank) {
   return static_cast<uint64_t>(*n);
 }
 
+// Hands the database over as one self-contained file (journal_mode=DELETE). Leaving WAL mode
+// needs the file to itself: a reader holding it open (an `npu-prof report` of the recording while
+// it finishes) blocks the switch. After a short wait the database stays in WAL mode, complete and
+// readable (SQLite folds the -wal file back when the last connection closes), rather than the
+// recording failing over a reader. Returns whether the switch happened.
+Result<bool> hand_over(Db& db) {
+  NPUKIT_RETURN_IF_ERROR(db.exec("PRAGMA wal_checkpoint(TRUNCATE)"));
+  constexpr int kSwitchWaitMs = 500;
+  sqlite3_busy_timeout(db.handle(), kSwitchWaitMs);
+  Status switched = db.exec("PRAGMA journal_mode=DELETE");
+  int code = sqlite3_errcode(db.handle()) & 0xff;
+  sqlite3_busy_timeout(db.handle(), Db::kBusyTimeoutMs);
+  if (switched.ok()) return true;
+  if (code == SQLITE_BUSY || code == SQLITE_LOCKED) return false;
+  return switched;
+}
+
 }  // namespace
 
 Result<FinalizeStats> ProfileWriter::finalize(int rank) {
@@ -92,8 +109,9 @@ Result<FinalizeStats> ProfileWriter::finalize(int rank) {
   // profile): the file is complete for every reader at once; like a compiler's output, reaching
   // the disk is the kernel's writeback. A process killed here leaves the WAL, which still opens.
   NPUKIT_RETURN_IF_ERROR(db_.exec("PRAGMA synchronous=OFF"));
-  NPUKIT_RETURN_IF_ERROR(db_.exec("PRAGMA wal_checkpoint(TRUNCATE)"));
-  NPUKIT_RETURN_IF_ERROR(db_.exec("PRAGMA journal_mode=DELETE"));
+  auto single_file = hand_over(db_);
+  if (!single_file.ok()) return single_file.status();
+  stats.left_in_wal = *single_file ? 0 : 1;
   return stats;
 }
 

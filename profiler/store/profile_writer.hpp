@@ -80,6 +80,8 @@ struct FinalizeStats {
   uint64_t orphan_launches = 0;  // CANN_API rows whose task never ran while recording (removed)
   uint64_t overlap_rows = 0;
   uint64_t steps = 0;
+  // Databases left in WAL mode, complete, because a reader held them open at the hand-over.
+  uint64_t left_in_wal = 0;
 };
 
 class ProfileWriter {

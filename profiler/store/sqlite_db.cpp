@@ -118,7 +118,7 @@ Result<Db> Db::open(const std::string& path, Mode mode) {
   db.path_ = path;
   int rc = sqlite3_open_v2(path.c_str(), &db.db_, flags | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) return InvalidArgument(path + ": cannot open: " + sqlite3_errstr(rc));
-  sqlite3_busy_timeout(db.db_, 2000);
+  sqlite3_busy_timeout(db.db_, kBusyTimeoutMs);
   // Reading the schema is the first thing that fails for a file that is not a database.
   if (Status s = db.exec("SELECT count(*) FROM sqlite_master"); !s.ok()) {
     return InvalidArgument(path + ": not a SQLite database (" + sqlite3_errmsg(db.db_) + ")");

@@ -59,6 +59,8 @@ class Stmt {
 class Db {
  public:
   enum class Mode { kCreate, kReadWrite, kReadOnly };
+  // How long a statement waits for another connection's lock before it fails as busy.
+  static constexpr int kBusyTimeoutMs = 2000;
 
   Db() = default;
   Db(Db&& other) noexcept;

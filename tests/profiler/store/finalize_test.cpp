@@ -56,5 +56,30 @@ TEST_F(FinalizeTest, EveryLaunchWithItsTaskStaysInAnyOrder) {
   EXPECT_EQ(launches(), "1,2,3\n");
 }
 
+// A reader holding the database open (an `npu-prof report` of the recording as it finishes)
+// blocks the switch out of WAL mode: the recording still ends complete, in WAL mode, readable by
+// that reader and by a new one. It failed the whole recording ("database is locked").
+TEST_F(FinalizeTest, AReaderHoldingTheDatabaseOpenDoesNotFailTheHandOver) {
+  for (int64_t c : {1, 2}) launch(c), task(c);
+  ASSERT_TRUE(writer_->commit_batch().ok());
+  auto reader = prof::Db::open(dir_ / "f.db", prof::Db::Mode::kReadOnly);
+  ASSERT_TRUE(reader.ok()) << reader.status().message();
+  ASSERT_TRUE(reader->query_i64("SELECT count(*) FROM TASK").ok());
+  auto stats = writer_->finalize();
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
+  EXPECT_EQ(stats->left_in_wal, 1u);
+  EXPECT_EQ(*reader->query_i64("SELECT count(*) FROM STEP_TIME") + *reader->query_i64("SELECT count(*) FROM TASK"), 2);
+  EXPECT_EQ(sqlite(dir_ / "f.db", "SELECT value FROM META_DATA WHERE name = 'RECORDING_STATE'").output, "complete\n");
+  EXPECT_EQ(launches(), "1,2\n");
+}
+
+TEST_F(FinalizeTest, WithNoReaderTheDatabaseEndsAsOneFile) {
+  launch(1), task(1);
+  auto stats = writer_->finalize();
+  ASSERT_TRUE(stats.ok()) << stats.status().message();
+  EXPECT_EQ(stats->left_in_wal, 0u);
+  EXPECT_EQ(sqlite(dir_ / "f.db", "PRAGMA journal_mode").output, "delete\n");
+}
+
 }  // namespace
 }  // namespace npukit::testing
