@@ -2,6 +2,7 @@
 
 #include "profiler/analyze/ranks.hpp"
 
+#include <optional>
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -79,8 +80,13 @@ ReportHeader header_of(const ProfileData& d) {
   h.command = d.run_value("command", "NA");
   h.job = d.job_settings;
   for (const auto& [id, name] : d.npu_names) h.devices.emplace_back(id, name);
+  // The job whose failure the header reports: the one with the most steps, else (it failed before
+  // its first step) the first job that started while recording.
+  std::optional<uint64_t> job;
+  if (d.main_job) job = static_cast<uint64_t>(*d.main_job);
   for (const NodeEvent& e : d.events) {
-    if (e.type == "job_finished" && d.main_job && e.a == static_cast<uint64_t>(*d.main_job)) h.job_error = e.message;
+    if (!job && e.type == "job_started") job = e.a;
+    if (e.type == "job_finished" && job && e.a == *job) h.job_error = e.message;
     if (e.type != "fault_injected") continue;
     std::string fault = e.name + e.message;
     auto same = [&](const ReportHeader::Fault& f) { return f.fault == fault && f.ts == e.ts; };

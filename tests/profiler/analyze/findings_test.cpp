@@ -146,3 +146,20 @@ TEST(Findings, CollectiveBandwidthFactorsFollowNcclTests) {
 
 }  // namespace
 }  // namespace npukit::testing
+
+namespace npukit::testing {
+namespace {
+
+// A job that fails before its first step has no steps to make it the main job: the header still
+// reports its error (the report said "Steps: none recorded" and dropped it, JSON job_error null).
+TEST(ReportHeader, NamesTheErrorOfAJobThatFailedBeforeItsFirstStep) {
+  prof::ProfileData d;
+  d.events.push_back({-1, 100, "job_started", 7, 4242, 0, 0, "resnet50-train", ""});
+  d.events.push_back({-1, 900, "job_finished", 7, 6, 0, 0, "resnet50-train", "AI Core task timeout: task 9"});
+  auto r = prof::build_report(d, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->header.job_error, "AI Core task timeout: task 9");
+}
+
+}  // namespace
+}  // namespace npukit::testing
