@@ -22,12 +22,13 @@ namespace {
 
 constexpr double kThrottleMarginC = 5;    // WARN when the peak comes this close to the throttle point
 constexpr double kSustainedDrop = 0.10;   // FAIL when throughput falls this much
+constexpr double kNoClock = 1e12;         // no busy sample: the clock is unknown
 
 // What the watch saw on one device.
 struct Watch {
   double peak_c = 0;
   double peak_w = 0;
-  double min_clock = 1e12;
+  double min_clock = kNoClock;  // the lowest clock seen while busy
   uint64_t reasons = 0;  // every throttle reason seen
   double power_limit_w = 0;
   uint64_t sbe_start = 0, dbe_start = 0, sbe_end = 0, dbe_end = 0;
@@ -43,7 +44,11 @@ void sample(const tf::Snapshot& s, std::span<const int> devices, std::vector<Wat
     int d = devices[k];
     w[k].peak_c = std::max(w[k].peak_c, field(s, d, fid::kTemperatureCelsius));
     w[k].peak_w = std::max(w[k].peak_w, field(s, d, fid::kPowerWatts));
-    w[k].min_clock = std::min(w[k].min_clock, field(s, d, fid::kAicoreClockMhz, w[k].min_clock));
+    // The clock counts while the chip works: an idle chip reports its idle clock (a sample before
+    // the stress starts or after it ends read 800 MHz on a 910B2 and was taken for throttling).
+    if (field(s, d, fid::kAicoreUtil) > 0) {
+      w[k].min_clock = std::min(w[k].min_clock, field(s, d, fid::kAicoreClockMhz, w[k].min_clock));
+    }
     w[k].reasons |= s.device(d, fid::kThrottleReasons).number().has_value()
                         ? static_cast<uint64_t>(field(s, d, fid::kThrottleReasons)) : 0;
     w[k].power_limit_w = field(s, d, fid::kPowerLimitWatts, w[k].power_limit_w);
@@ -90,7 +95,9 @@ void judge(const Watch& w, const JobOutcome& o, double throttle_c, double flops,
   if (w.sbe_end > w.sbe_start) {
     flag(Verdict::kWarn, std::to_string(w.sbe_end - w.sbe_start) + " correctable ECC error(s) during the stress");
   }
-  std::string measured = text("peak %.0f C, %.0f W, clock >= %.0f MHz", w.peak_c, w.peak_w, w.min_clock);
+  std::string measured = w.min_clock < kNoClock
+                             ? text("peak %.0f C, %.0f W, clock >= %.0f MHz", w.peak_c, w.peak_w, w.min_clock)
+                             : text("peak %.0f C, %.0f W, clock NA (never seen busy)", w.peak_c, w.peak_w);
   std::size_t n = o.step_ms.size();
   if (n >= 4) {
     double first = tflops(o.step_ms, 0, n / 4, flops), last = tflops(o.step_ms, n - n / 4, n, flops);
