@@ -24,6 +24,7 @@
 #include "emulator/daemon/accounting.hpp"
 #include "telemetry/phase_clock.hpp"
 #include "emulator/runtime/node.hpp"
+#include "emulator/runtime/job_steps.hpp"
 #include "emulator/runtime/program_runner.hpp"
 #include "emulator/daemon/publisher.hpp"
 #include "telemetry/control.hpp"
@@ -50,7 +51,8 @@ struct Job {
   std::string state = "running";  // running, done, failed, cancelled
   std::string error;
   int64_t steps_total = 0;
-  std::vector<double> step_ms;    // rank 0's step times, in virtual ms
+  std::vector<double> step_ms;    // the job's step times (every rank done), in virtual ms
+  JobSteps steps;                 // what step_ms is made from
   Nanos started_ns = 0;
   Nanos finished_ns = 0;
   uint64_t peak_reserved_bytes = 0;

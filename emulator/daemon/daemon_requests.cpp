@@ -122,12 +122,13 @@ json Daemon::submit(const tf::Request& request, const Face& face) {
   for (const tf::RankProgram& r : prog.ranks) {
     if (std::find(used.begin(), used.end(), r.device) == used.end()) used.push_back(r.device);
   }
+  j.steps = JobSteps(prog.ranks.size());
   j.account = start_account(*node_, used);
   schedule_accounting();
   j.runner->start(
       [this, id](const StepReport& s) {
         Job& job = jobs_[id];
-        if (s.rank == 0) job.step_ms.push_back(static_cast<double>(s.end - s.start) / 1e6);
+        job.steps.add(s, job.step_ms);
         int device = job.runner->program().ranks[s.rank].device;
         record_at(tf::EventType::kStep, device, s.start, job.name,
                               {static_cast<uint64_t>(id), static_cast<uint64_t>(s.step),

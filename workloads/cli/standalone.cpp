@@ -27,9 +27,11 @@ Result<int> StandaloneBackend::submit(const telemetry::Program& program) {
   int id = next_++;
   Job& job = jobs_[id];
   job.runner = std::move(*runner);
+  job.steps = emu::JobSteps(program.ranks.size());
   job.runner->start(
       [this, id](const emu::StepReport& s) {
-        if (s.rank == 0) jobs_[id].step_ms.push_back(static_cast<double>(s.end - s.start) / 1e6);
+        Job& j = jobs_[id];
+        j.steps.add(s, j.step_ms);
       },
       [this, id](const Status& s) {
         Job& j = jobs_[id];

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 
+#include "emulator/runtime/job_steps.hpp"
 #include "emulator/runtime/node.hpp"
 #include "emulator/runtime/program_runner.hpp"
 #include "workloads/run.hpp"
@@ -26,7 +27,8 @@ class StandaloneBackend final : public JobBackend {
  private:
   struct Job {
     std::unique_ptr<emu::ProgramRunner> runner;
-    std::vector<double> step_ms;
+    std::vector<double> step_ms;  // the job's step times (every rank done), virtual ms
+    emu::JobSteps steps;
     std::string state = "running";
     std::string error;
   };
