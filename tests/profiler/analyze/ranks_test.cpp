@@ -3,6 +3,7 @@
 #include "profiler/analyze/ranks.hpp"
 
 #include "profiler/analyze/findings_internal.hpp"
+#include "profiler/analyze/profile_data.hpp"
 
 #include <gtest/gtest.h>
 
@@ -80,6 +81,34 @@ TEST(SlowRankFinding, SaysTheOthersWaitOnlyWhenTheyShareCollectives) {
 
 TEST(SlowRankFinding, AThrottledRankIsTheThrottlingFindings) {
   EXPECT_TRUE(slow_rank_of(straggling(true, true)).empty());
+}
+
+// pipeline_bubble beside 1F1B's floor: a stage waiting at its receives less than the floor's share
+// of the whole step (the step also holds the optimizer and a gradient allreduce) is not told that
+// "the other -2.3% is transfers" (dp2 x pp4 pipeline-train: 25.0% against 27.3%).
+std::string bubble_text(double receive_ms_per_step) {
+  ProfileData d;
+  d.strings = {"hcom_receive_"};
+  d.job_settings["layout"] = "dp2 x pp4 (8 micro-batches, 1F1B)";
+  Report r;
+  for (int device = 0; device < 3; ++device) {
+    r.ranks.push_back(rank(device, 6e6, 0, 0));  // 4 steps of 10 ms
+    CollectiveRecord c;
+    c.device = device, c.op_type = 0, c.end = static_cast<int64_t>(4 * receive_ms_per_step * 1e6);
+    d.collectives.push_back(c);
+  }
+  std::vector<Finding> out;
+  Measured measured;
+  pipeline_bubble(d, r, out, measured);
+  return out.empty() ? "" : out[0].text;
+}
+
+TEST(PipelineBubbleFinding, AWaitBelowTheFloorIsNotCalledTransfers) {
+  std::string below = bubble_text(2.5), above = bubble_text(3.5);
+  EXPECT_NE(below.find("(25.0% of the step)"), std::string::npos) << below;
+  EXPECT_EQ(below.find("is transfers"), std::string::npos) << below;
+  EXPECT_NE(below.find("outside the pipeline"), std::string::npos) << below;
+  EXPECT_NE(above.find("the other 7.7% is transfers"), std::string::npos) << above;
 }
 
 }  // namespace
