@@ -453,6 +453,13 @@ std::string ReportHeader::fault_where(const Fault& f) const {
   return f.fault + " on " + out;
 }
 
+std::string ReportHeader::recorded_as() const {
+  if (mode != "lossless") return mode;
+  if (lossless_lost) return "lossless until its reader was evicted (" + std::to_string(events_missed) + " events missed)";
+  if (events_missed > 0) return "lossless, yet " + std::to_string(events_missed) + " events missed";
+  return mode;
+}
+
 std::string ReportHeader::size_label() const {
   if (ranks > 1) return std::to_string(ranks) + " ranks";
   return std::to_string(devices.size()) + (devices.size() == 1 ? " device" : " devices");

@@ -45,6 +45,9 @@ struct ReportHeader {
   std::string recording_state() const;
   std::string node, node_spec, command;
   std::string mode;  // the recording: "lossless" or "lossy" (EMU_RUN.mode; older profiles' fast/paced mapped)
+  // How it was recorded, as the header says it: the mode, and when a lossless recording lost
+  // events, that it did ("lossless until its reader was evicted").
+  std::string recorded_as() const;
   std::string pace;  // the run: "paced at speed X" or "fast" (EMU_RUN.speed), "NA" when not recorded
   std::vector<std::pair<int, std::string>> devices;  // id, chip name
   int64_t session_start = 0, session_end = 0;

@@ -25,7 +25,7 @@ std::string header(const ReportHeader& h) {
   std::string chip_list;
   for (const std::string& c : chips) chip_list += (chip_list.empty() ? "" : ", ") + c;
   out += "Node:       '" + h.node + "' (" + h.node_spec + "), devices " + (ids.empty() ? "NA" : ids) + " (" +
-         (chip_list.empty() ? "NA" : chip_list) + "), run " + h.pace + ", recorded " + h.mode + "\n";
+         (chip_list.empty() ? "NA" : chip_list) + "), run " + h.pace + ", recorded " + h.recorded_as() + "\n";
   out += "Command:    " + h.command + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") + "\n";
   if (!h.job_error.empty()) out += "Failed:     " + h.job_error + "\n";
   for (const ReportHeader::Fault& f : h.faults) {

@@ -173,3 +173,26 @@ TEST(Report, StepThatWasNotRecordedIsBadInput) {
 
 }  // namespace
 }  // namespace npukit::testing
+
+#include "profiler/render/report_render.hpp"
+
+namespace npukit::testing {
+namespace {
+
+// A lossless recording that lost events says so where it says "lossless" (the summary said
+// "recorded lossless" beside "62875 events missed"; only --full said the reader was evicted).
+TEST(Report, ALosslessRecordingThatLostEventsSaysSoInEveryHeader) {
+  prof::Report r;
+  r.header.mode = "lossless";
+  r.header.events_missed = 62875;
+  r.header.lossless_lost = true;
+  const std::string said = "recorded lossless until its reader was evicted (62875 events missed)";
+  EXPECT_NE(prof::render_summary(r).find(said), std::string::npos) << prof::render_summary(r);
+  EXPECT_NE(prof::render_text(r, 5).find(said), std::string::npos);
+  EXPECT_NE(prof::render_html(r).find(said), std::string::npos);
+  r.header.lossless_lost = false, r.header.events_missed = 0;
+  EXPECT_NE(prof::render_summary(r).find("recorded lossless\n"), std::string::npos) << prof::render_summary(r);
+}
+
+}  // namespace
+}  // namespace npukit::testing
