@@ -267,11 +267,15 @@ void comm_tables(const ProfileData& d, const StepFilter& filter, Report& r) {
 
 void memory_tables(const ProfileData& d, Report& r) {
   std::map<int, MemoryRow> rows;
+  const int64_t first_task = r.header.first_task;
   for (const MemorySample& m : d.memory) {
     auto [it, fresh] = rows.try_emplace(m.device, MemoryRow{m.device, m.bytes, m.ts, m.bytes, m.bytes, 0});
     MemoryRow& row = it->second;
     row.ddr = m.ddr;
-    if (m.bytes > row.peak_bytes) row.peak_bytes = m.bytes, row.peak_ts = m.ts;
+    // A peak held since before the job (flat memory) is placed at the job's first sample of it,
+    // not at a sample taken seconds before the first task (a negative "at" time).
+    bool into_job = m.bytes == row.peak_bytes && row.peak_ts < first_task && m.ts >= first_task;
+    if (m.bytes > row.peak_bytes || into_job) row.peak_bytes = m.bytes, row.peak_ts = m.ts;
     row.last_bytes = m.bytes;
     ++row.samples;
   }

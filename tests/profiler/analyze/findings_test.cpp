@@ -161,5 +161,22 @@ TEST(ReportHeader, NamesTheErrorOfAJobThatFailedBeforeItsFirstStep) {
   EXPECT_EQ(r->header.job_error, "AI Core task timeout: task 9");
 }
 
+// Memory that stays flat from before the job (a burn allocates nothing) peaks at the job's first
+// sample, not at one taken seconds before the first task ("Peak at(ms) -10976.306").
+TEST(ReportMemory, AFlatPeakIsPlacedInTheJobNotBeforeIt) {
+  prof::ProfileData d;
+  d.session_start = 0, d.session_end = 30'000'000'000;
+  prof::TaskRecord t;
+  t.start = 11'000'000'000, t.end = t.start + 1'000'000;
+  d.tasks.push_back(t);
+  for (int64_t ts : {int64_t{100'000'000}, int64_t{12'000'000'000}, int64_t{20'000'000'000}}) {
+    d.memory.push_back({0, ts, int64_t{1258} << 20, false});
+  }
+  auto r = prof::build_report(d, {});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_EQ(r->memory.size(), 1u);
+  EXPECT_EQ(r->memory[0].peak_ts, 12'000'000'000);
+}
+
 }  // namespace
 }  // namespace npukit::testing
