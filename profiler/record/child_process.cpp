@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 extern char** environ;
@@ -36,6 +37,23 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
 }
 
 }  // namespace
+
+Status ChildProcess::check_runnable(const std::string& command) {
+  auto fail = [&](int e) { return InvalidArgument("cannot run '" + command + "': " + std::strerror(e)); };
+  if (command.empty()) return InvalidArgument("no command to run");
+  if (command.find('/') != std::string::npos) return ::access(command.c_str(), X_OK) == 0 ? Status::Ok() : fail(errno);
+  const char* path = std::getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  int last = ENOENT;
+  for (std::size_t from = 0; from <= dirs.size();) {
+    std::size_t to = std::min(dirs.find(':', from), dirs.size());
+    std::string dir = to > from ? dirs.substr(from, to - from) : ".";  // an empty entry is the current directory
+    if (::access((dir + "/" + command).c_str(), X_OK) == 0) return Status::Ok();
+    if (errno == EACCES) last = EACCES;  // found but not executable, as execvp reports it
+    from = to + 1;
+  }
+  return fail(last);
+}
 
 // fork + exec rather than posix_spawn, for PR_SET_PDEATHSIG: when the recorder dies, even by
 // SIGKILL, the command gets SIGTERM instead of living on as an orphan whose job holds the devices.

@@ -19,6 +19,9 @@ class ChildProcess {
   // Runs argv[0] (searched in $PATH) with the current environment plus `env` ("NAME=value"
   // entries replace same-named variables). InvalidArgument "cannot run '<cmd>': <reason>".
   static Result<ChildProcess> spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env);
+  // Whether spawn() would find `command` (argv[0]) as execvp does, before anything is set up for
+  // it: the same InvalidArgument as spawn's when not.
+  static Status check_runnable(const std::string& command);
 
   ChildProcess(ChildProcess&& other) noexcept : pid_(other.pid_), status_(other.status_) { other.pid_ = -1; }
   ChildProcess& operator=(ChildProcess&&) = delete;

@@ -412,6 +412,9 @@ Result<RecordResult> Recording::finish() {
 Result<RecordResult> record(const RecordOptions& options, const std::atomic<bool>* stop) {
   if (!options.attach && options.command.empty()) return InvalidArgument("record: give a command after --, or --attach");
   if (Status s = tf::validate_node_name(options.node); !s.ok()) return s;
+  // A command that cannot run is refused before any rank's tree is created (it left 8 unfinished
+  // PROF_ trees behind, and the next recording into the directory could not be reported).
+  if (!options.attach) NPUKIT_RETURN_IF_ERROR(ChildProcess::check_runnable(options.command.front()));
   Recording r(options, stop);
   NPUKIT_RETURN_IF_ERROR(r.open());
   NPUKIT_RETURN_IF_ERROR(r.start_command());

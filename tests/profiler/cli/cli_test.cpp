@@ -1,9 +1,10 @@
 // Bad input and failure: one clear line naming what and where, the documented exit codes
-// (profiler/cli/cli.hpp: 2 usage, 3 bad input, 4 no node, 5 the recorded command failed).
+// (docs/exit-codes.md: 4 usage, 3 bad input, 5 no node, 7 the recorded command failed).
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
 #include <tuple>
 
@@ -163,6 +164,12 @@ TEST(Cli, CommandThatCannotRunOrFails) {
   auto missing = run_command(prof() + " record -o " + (dir / "a") + " --node-name " + node.name() + " -- /no/such/tool");
   EXPECT_EQ(missing.exit_code, 3);
   EXPECT_NE(missing.output.find("cannot run '/no/such/tool'"), std::string::npos) << missing.output;
+  // Refused before anything is written: no unfinished PROF_ trees are left behind.
+  EXPECT_FALSE(std::filesystem::exists(dir / "a")) << "a recording of nothing was left in " << (dir / "a");
+  auto unknown = run_command(prof() + " record -o " + (dir / "a") + " --node-name " + node.name() + " -- no-such-tool-on-path");
+  EXPECT_EQ(unknown.exit_code, 3);
+  EXPECT_NE(unknown.output.find("cannot run 'no-such-tool-on-path': No such file or directory"), std::string::npos) << unknown.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "a"));
   // A failing command still leaves a finished, reportable profile; the exit code says it failed.
   auto failing = run_command(prof() + " record -o " + (dir / "b") + " --node-name " + node.name() + " -- " + npu_run() +
                              " no-such-workload");
