@@ -237,11 +237,16 @@ void hbm_near_capacity(const Report& r, std::vector<Finding>& out) {
 void recording_quality(const Report& r, std::vector<Finding>& out) {
   const ReportHeader& h = r.header;
   if (!h.complete) {
-    std::string why = h.node_lost.empty() ? "the recorder stopped before finalizing"
-                                          : "the node went away during the recording (" + h.node_lost + ")";
+    std::string damage;
+    for (const std::string& d : h.damage) damage += (damage.empty() ? "" : "; ") + d;
+    std::string why = !damage.empty()         ? "the database is damaged (" + damage + ")"
+                      : h.node_lost.empty() ? "the recorder stopped before finalizing"
+                                            : "the node went away during the recording (" + h.node_lost + ")";
     out.push_back({"incomplete_recording",
                    "The recording is incomplete: " + why + ", so this report covers the " + std::to_string(h.tasks) +
-                       (h.node_lost.empty() ? " tasks committed until then (derived tables recomputed)." : " tasks recorded until then."),
+                       (!damage.empty()        ? " tasks it could read."
+                        : h.node_lost.empty() ? " tasks committed until then (derived tables recomputed)."
+                                              : " tasks recorded until then."),
                    {{"tasks", static_cast<double>(h.tasks)}}});
   }
   if (h.events_missed > 0 || h.lossless_lost) {

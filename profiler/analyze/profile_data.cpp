@@ -82,8 +82,9 @@ Status load_basics(Db& db, ProfileData& p) {
       return InvalidArgument(p.db_path + ": corrupted profile database: STRING_IDS id " + std::to_string(s->i64(0)) + " out of range");
     }
     auto id = static_cast<std::size_t>(s->i64(0));
-    if (id >= p.strings.size()) p.strings.resize(id + 1);
+    if (id >= p.strings.size()) p.strings.resize(id + 1), p.string_known.resize(id + 1);
     p.strings[id] = s->text(1);
+    p.string_known[id] = true;
   }
   NPUKIT_RETURN_IF_ERROR(s->status());
   auto session = db.prepare("SELECT startTimeNs, endTimeNs FROM SESSION_TIME_INFO");
@@ -387,6 +388,20 @@ std::string ProfileData::run_value(const std::string& key, const std::string& fa
 
 namespace {
 
+// Task rows whose names point at STRING_IDS rows that are not there (a damaged database): named
+// as damage, since the report shows them with blank names.
+void note_missing_strings(ProfileData& p) {
+  auto missing = [&](int64_t id) {
+    return id >= 0 && (static_cast<std::size_t>(id) >= p.string_known.size() || !p.string_known[static_cast<std::size_t>(id)]);
+  };
+  std::size_t n = 0;
+  for (const TaskRecord& t : p.tasks) n += missing(t.name) || missing(t.op_type) || missing(t.task_type);
+  if (n > 0) {
+    p.damage.push_back("STRING_IDS: " + std::to_string(n) + " task row" + (n == 1 ? "" : "s") +
+                       " name ids that are not there (shown blank)");
+  }
+}
+
 Result<ProfileData> load_one(const std::string& file, const LoadOptions& options) {
   auto db = open_db(file);
   if (!db.ok()) return db.status();
@@ -400,6 +415,7 @@ Result<ProfileData> load_one(const std::string& file, const LoadOptions& options
   if (options.launches) NPUKIT_RETURN_IF_ERROR(as_bad_input(load_launches(*db, p), p.db_path));
   if (options.counters) NPUKIT_RETURN_IF_ERROR(as_bad_input(load_counters(*db, p), p.db_path));
   drop_impossible_times(p);
+  note_missing_strings(p);
   return p;
 }
 

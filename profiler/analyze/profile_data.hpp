@@ -106,6 +106,7 @@ struct ProfileData {
   std::map<std::string, std::string> meta;  // META_DATA
   std::map<std::string, std::string> run;   // EMU_RUN
   std::vector<std::string> strings;         // STRING_IDS, by id
+  std::vector<bool> string_known;           // by id: STRING_IDS has the row (holes read as "")
   std::map<int, std::string> npu_names;     // NPU_INFO
   std::map<int, int> device_ranks;          // RANK_DEVICE_MAP: device -> rank (ranks >= 0 only)
   // Ranks recorded on several hosts of a cluster (merge_ranks): devices carry their cluster-wide

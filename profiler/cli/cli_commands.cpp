@@ -99,20 +99,37 @@ int run_record(RecordArgs& args, const std::atomic<bool>* stop) {
   return kExitOk;
 }
 
+namespace {
+
+// A damaged database is bad input (exit 3), yet what could be read is still reported: one warning
+// line naming what is wrong, and the exit code a report of it ends with.
+int warn_if_damaged(const Report& report) {
+  const std::vector<std::string>& damage = report.header.damage;
+  if (damage.empty()) return kExitOk;
+  std::string what;
+  for (const std::string& d : damage) what += (what.empty() ? "" : "; ") + d;
+  std::fprintf(stderr, "npu-prof: warning: %s: damaged recording: %s; the report covers what could be read\n",
+               report.header.db.c_str(), what.c_str());
+  return kExitBadInput;
+}
+
+}  // namespace
+
 int run_report(const ReportArgs& args) {
   if (args.format == "csv") return write_rank_csvs(args);
   auto data = load_profile(args.path, {.launches = false, .counters = false, .rank = args.rank});
   if (!data.ok()) return fail(data.status());
   auto report = report_of(*data, args.top, args.step);
   if (!report.ok()) return fail(report.status());
-  if (!data->complete) {
+  const int done = warn_if_damaged(*report);
+  if (done == kExitOk && !data->complete) {
     std::fprintf(stderr, "npu-prof: warning: %s: the recording is incomplete (the recorder stopped before finalizing)\n",
                  data->db_path.c_str());
   }
   if (!args.html.empty()) {
     if (Status s = write_text_file(args.html, render_html(*report)); !s.ok()) return fail(s);
     std::printf("npu-prof: wrote %s\n", args.html.c_str());
-    return kExitOk;
+    return done;
   }
   if (args.format == "json") {
     std::cout << json_text(render_json(*report), 2) << "\n";
@@ -121,7 +138,7 @@ int run_report(const ReportArgs& args) {
                   : !args.section.empty() ? render_section(*report, args.section, args.top)
                                           : render_summary(*report));
   }
-  return std::cout.good() ? kExitOk : kExitFailed;
+  return std::cout.good() ? done : kExitFailed;
 }
 
 namespace {
@@ -194,10 +211,11 @@ int run_diff(const DiffArgs& args) {
   if (!ra.ok()) return fail(ra.status());
   auto rb = report_of(*b, args.top, std::nullopt);
   if (!rb.ok()) return fail(rb.status());
+  const int damaged = std::max(warn_if_damaged(*ra), warn_if_damaged(*rb));
   DiffReport d = diff_reports(*ra, *rb);
   if (args.format == "json") std::cout << json_text(render_diff_json(d), 2) << "\n";
   else std::cout << render_diff_text(d, args.top);
-  return kExitOk;
+  return std::cout.good() ? damaged : kExitFailed;
 }
 
 }  // namespace npukit::prof

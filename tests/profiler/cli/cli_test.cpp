@@ -86,26 +86,30 @@ TEST(Cli, CorruptedDatabaseIsBadInputNotACrash) {
 }
 
 // A database missing a table npukit always writes, or with broken run metadata, is reported as
-// damaged naming what is wrong, never as complete (report, JSON and diff); a number that does
-// not parse is damage, not a crash (std::stoull aborted on an empty events_recorded).
+// damaged naming what is wrong, never as complete (report, JSON and diff), and exits 3 (bad
+// input: a damaged database) after reporting what it could read; a number that does not parse is
+// damage, not a crash (std::stoull aborted on an empty events_recorded).
 TEST(Cli, DamagedDatabasesAreReportedAsDamagedNamingWhatIsWrong) {
   TempDir dir("damaged");
   std::string db = copy_of_small_db(dir);
   ASSERT_EQ(sqlite(db, "DROP TABLE EMU_EVENT; DROP TABLE CANN_API; UPDATE EMU_RUN SET value = '' WHERE key = 'events_recorded'; "
                        "UPDATE EMU_RUN SET value = '99999999999999999999999' WHERE key = 'events_missed'").exit_code, 0);
   auto r = run_command(prof() + " report --full " + db);
-  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.exit_code, 3) << r.output;
   EXPECT_NE(r.output.find("Recording:  DAMAGED: no CANN_API table; no EMU_EVENT table; EMU_RUN.events_recorded is not a number "
                           "in range: ''; EMU_RUN.events_missed is not a number in range: '99999999999999999999999'"),
             std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("Recording:  complete"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("npu-prof: warning: " + db + ": damaged recording: no CANN_API table"), std::string::npos) << r.output;
+  // Its finding says the database is damaged, not that the recorder stopped before finalizing.
+  EXPECT_NE(r.output.find("The recording is incomplete: the database is damaged (no CANN_API table"), std::string::npos) << r.output;
   auto j = run_command(prof() + " report " + db + " --format json");
-  EXPECT_EQ(j.exit_code, 0);
+  EXPECT_EQ(j.exit_code, 3);
   EXPECT_NE(j.output.find("\"no EMU_EVENT table\""), std::string::npos);
   auto summary = run_command(prof() + " report " + db);
   EXPECT_NE(summary.output.find("Recording: DAMAGED: no CANN_API table"), std::string::npos) << summary.output;
   auto d = run_command(prof() + " diff " + db + " " + small_run().db);
-  EXPECT_EQ(d.exit_code, 0) << d.output;
+  EXPECT_EQ(d.exit_code, 3) << d.output;
   TempDir run_dir("damaged-run"), ids_dir("damaged-ids");
   std::string empty_run = copy_of_small_db(run_dir);
   ASSERT_EQ(sqlite(empty_run, "DELETE FROM EMU_RUN").exit_code, 0);
@@ -114,6 +118,13 @@ TEST(Cli, DamagedDatabasesAreReportedAsDamagedNamingWhatIsWrong) {
   EXPECT_NE(run_command(prof() + " report " + empty_run).output.find("DAMAGED: EMU_RUN.lossless_lost is not a number in range: 'x'; "
                                                                       "EMU_RUN.node is missing or empty"),
             std::string::npos) << run_command(prof() + " report " + empty_run).output;
+  // Names the task rows point at, gone from STRING_IDS: blank in the report, so named as damage.
+  TempDir names_dir("damaged-names");
+  std::string nameless = copy_of_small_db(names_dir);
+  ASSERT_EQ(sqlite(nameless, "DELETE FROM STRING_IDS WHERE id IN (SELECT opType FROM COMPUTE_TASK_INFO)").exit_code, 0);
+  auto n = run_command(prof() + " report " + nameless);
+  EXPECT_EQ(n.exit_code, 3) << n.output;
+  EXPECT_NE(n.output.find(" task rows name ids that are not there (shown blank)"), std::string::npos) << n.output;
   std::string huge_id = copy_of_small_db(ids_dir);
   ASSERT_EQ(sqlite(huge_id, "INSERT INTO STRING_IDS VALUES (4611686018427387904, 'x')").exit_code, 0);  // was bad_alloc
   auto h = run_command(prof() + " report " + huge_id);
@@ -126,7 +137,7 @@ TEST(Cli, DamagedDatabasesAreReportedAsDamagedNamingWhatIsWrong) {
   ASSERT_EQ(sqlite(far, "UPDATE TASK SET startNs = -9000000000000000000 WHERE rowid = (SELECT min(rowid) FROM TASK); "
                         "UPDATE NPU_MEM SET timestampNs = 9000000000000000000").exit_code, 0);
   auto t = run_command(prof() + " report " + far);
-  EXPECT_EQ(t.exit_code, 0) << t.output;
+  EXPECT_EQ(t.exit_code, 3) << t.output;
   EXPECT_NE(t.output.find("DAMAGED: TASK: 1 row with impossible times skipped; NPU_MEM: "), std::string::npos) << t.output;
 }
 
