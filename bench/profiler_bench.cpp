@@ -402,7 +402,7 @@ void BM_ChromeDemo(benchmark::State& state) {
   }
   for (auto _ : state) {
     auto t0 = Clock::now();
-    auto data = load_profile(dir, {.launches = true, .counters = true, .rank = std::nullopt});
+    auto data = load_profile(dir, {.launches = true, .counters = true, .rank = std::nullopt, .ranks = {}});
     ChromeOptions options;
     options.steps = default_steps(*data);
     auto trace = chrome_trace(*data, options);

@@ -1,6 +1,7 @@
 #include "workloads/workload.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <tuple>
@@ -101,6 +102,28 @@ void read_layers(const json& doc, Workload& w, Status& err, const std::string& p
   read_layer_list(doc["layers"], "layers", w.layers, err, prefix, 0);
 }
 
+// A fault's action, and for an injection its fault, named as the node knows them (the injectable
+// faults are those the incident table says raise an incident), so a typo is refused with the
+// file and field instead of failing the job once it runs.
+void check_fault(ObjectReader& r, const FaultAt& f) {
+  static constexpr std::array<std::string_view, 4> kActions{"inject", "clear", "reset", "power-limit"};
+  if (std::find(kActions.begin(), kActions.end(), f.action) == kActions.end()) {
+    r.fail("action", "expected inject, clear, reset or power-limit, got '" + f.action + "'");
+    return;
+  }
+  if (f.action != "inject") return;
+  std::vector<std::string> known;
+  for (const telemetry::IncidentKind& k : telemetry::incident_kinds()) {
+    for (const std::string& name : k.faults) {
+      if (std::find(known.begin(), known.end(), name) == known.end()) known.push_back(name);
+    }
+  }
+  if (std::find(known.begin(), known.end(), f.fault) != known.end()) return;
+  std::string list;
+  for (const std::string& name : known) list += (list.empty() ? "" : ", ") + name;
+  r.fail("fault", "unknown fault '" + f.fault + "' (expected one of: " + list + ")");
+}
+
 void read_faults(const json& doc, Workload& w, Status& err, const std::string& prefix) {
   if (!doc.contains("faults")) return;
   if (!doc["faults"].is_array()) {
@@ -122,6 +145,7 @@ void read_faults(const json& doc, Workload& w, Status& err, const std::string& p
     f.action = r.text("action", "inject");
     f.fault = r.text("fault", "");
     f.watts = r.number("watts", 0, false);
+    check_fault(r, f);
     r.only({"at_ms", "device", "link", "action", "fault", "watts"});
     w.faults.push_back(std::move(f));
   }

@@ -430,13 +430,20 @@ std::string rank_list(const std::vector<RankDb>& dbs) {
 Result<ProfileData> load_profile(const std::string& path, const LoadOptions& options) {
   auto dbs = find_profile_dbs(path);
   if (!dbs.ok()) return dbs.status();
-  if (options.rank) {
-    auto it = std::find_if(dbs->begin(), dbs->end(), [&](const RankDb& r) { return r.rank == *options.rank; });
-    if (it == dbs->end()) {
-      return InvalidArgument(path + ": no rank " + std::to_string(*options.rank) + " in this recording (ranks: " +
-                             rank_list(*dbs) + ")");
+  std::set<int> wanted = options.ranks;
+  if (options.rank) wanted = {*options.rank};
+  if (!wanted.empty() && (dbs->size() > 1 || options.rank)) {  // one old database holds every rank: no trees to pick
+    std::vector<RankDb> picked;
+    for (int rank : wanted) {
+      auto it = std::find_if(dbs->begin(), dbs->end(), [&](const RankDb& r) { return r.rank == rank; });
+      if (it == dbs->end()) {
+        return InvalidArgument(path + ": no rank " + std::to_string(rank) + " in this recording (ranks: " +
+                               rank_list(*dbs) + ")");
+      }
+      picked.push_back(*it);
     }
-    dbs = std::vector<RankDb>{*it};
+    std::sort(picked.begin(), picked.end(), [](const RankDb& a, const RankDb& b) { return a.rank < b.rank; });
+    dbs = std::move(picked);
   }
   // The rank databases are independent (a connection each): read them on a few threads, then
   // report the first error in rank order.

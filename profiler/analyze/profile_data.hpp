@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -98,6 +99,7 @@ struct LoadOptions {
   bool launches = false;  // CANN_API rows (the Chrome export's host threads and flows)
   bool counters = false;  // sampled counters (the Chrome export's counter tracks)
   std::optional<int> rank;  // only this rank's database of a multi-rank recording
+  std::set<int> ranks;      // only these ranks' databases (empty: all); each must be there
 };
 
 struct ProfileData {

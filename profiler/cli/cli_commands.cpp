@@ -117,7 +117,7 @@ int warn_if_damaged(const Report& report) {
 
 int run_report(const ReportArgs& args) {
   if (args.format == "csv") return write_rank_csvs(args);
-  auto data = load_profile(args.path, {.launches = false, .counters = false, .rank = args.rank});
+  auto data = load_profile(args.path, {.launches = false, .counters = false, .rank = args.rank, .ranks = {}});
   if (!data.ok()) return fail(data.status());
   auto report = report_of(*data, args.top, args.step);
   if (!report.ok()) return fail(report.status());
@@ -188,7 +188,7 @@ int run_export(const ExportArgs& args) {
     if (!ranks.ok()) return usage(ranks.status());
     options.ranks = *ranks;
   }
-  auto data = load_profile(args.path, {.launches = true, .counters = true, .rank = args.rank});
+  auto data = load_profile(args.path, {.launches = true, .counters = true, .rank = args.rank, .ranks = options.ranks});
   if (!data.ok()) return fail(data.status());
   bool defaulted = args.steps.empty() && (options.steps = default_steps(*data)).has_value();
   auto trace = chrome_trace(*data, options);

@@ -69,6 +69,15 @@ TEST(NpuRun, BrokenWorkloadFilesExitWithUsageErrors) {
   EXPECT_NE(shape.output.find("ShapeInferenceError: MatMulV2"), std::string::npos) << shape.output;
   EXPECT_EQ(run_command(npu_run() + " resnet50-train --steps 0").exit_code, 4);
   EXPECT_EQ(run_command(npu_run() + " resnet50-train --devices 0,x --standalone").exit_code, 4);
+  // A device the node does not have is a bad value too (it was the job failing, exit 1).
+  auto absent = run_command(npu_run() + " resnet50-train --devices 0,9 --standalone --fast");
+  EXPECT_EQ(absent.exit_code, 4) << absent.output;
+  EXPECT_EQ(absent.output, "npu-run: --devices: invalid device id 9 (this node has devices 0-7)\n");
+  // A timeline fault the node does not know is a workload error naming the file and field.
+  auto fault = run_command(npu_run() + " " + data("unknown_fault.json") + " --standalone --fast");
+  EXPECT_EQ(fault.exit_code, 4) << fault.output;
+  EXPECT_NE(fault.output.find("unknown_fault.json: faults[0].fault: unknown fault 'bogus' (expected one of: "), std::string::npos)
+      << fault.output;
   // Placing ranks on a cluster's hosts: one line naming what does not fit.
   auto both = run_command(npu_run() + " resnet50-train --devices 0,1 --hosts 2 --standalone --fast");
   EXPECT_EQ(both.exit_code, 4) << both.output;

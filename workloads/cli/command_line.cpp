@@ -101,6 +101,20 @@ Result<std::vector<int>> devices_for_hosts(const std::string& spec_name, int hos
   return out;
 }
 
+// Whether the node of `spec_name` has every device id in `devices` (ids run across a cluster's
+// hosts). A spec that does not load leaves the check to the node.
+Status check_devices(const std::string& spec_name, const std::vector<int>& devices) {
+  auto spec = emu::load_node_spec(spec_name);
+  if (!spec.ok()) return Status::Ok();
+  const int count = spec->devices_per_host() * std::max(1, spec->hosts);
+  for (int d : devices) {
+    if (d >= count) {
+      return InvalidArgument("invalid device id " + std::to_string(d) + " (this node has devices 0-" + std::to_string(count - 1) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
 // The node the job runs on: one inside this process, or the daemon's. Prints why not and sets
 // `exit_code` when there is none.
 std::unique_ptr<JobBackend> open_backend(const Args& a, int& exit_code) {
@@ -239,6 +253,14 @@ int run(const Args& a) {
       return kExitUsage;
     }
     co.devices = *devices;
+  }
+  if (!co.devices.empty() && !backend) {  // ids the node does not have: a bad value, refused before the job
+    backend = open_backend(a, rc);
+    if (!backend) return rc;
+    if (Status s = check_devices(backend->spec_name(), co.devices); !s.ok()) {
+      std::fprintf(stderr, "npu-run: --devices: %s\n", s.message().c_str());
+      return kExitUsage;
+    }
   }
   auto points = compile_workload(*w, co);
   if (!points.ok()) {

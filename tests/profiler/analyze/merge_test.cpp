@@ -26,7 +26,7 @@ std::string prof_tree(const std::string& dir, int n, const std::vector<int>& dev
 
 // The report as JSON without what names the files.
 nlohmann::json report_of(const std::string& path, std::optional<int> rank = std::nullopt) {
-  auto data = prof::load_profile(path, {.launches = false, .counters = false, .rank = rank});
+  auto data = prof::load_profile(path, {.launches = false, .counters = false, .rank = rank, .ranks = {}});
   EXPECT_TRUE(data.ok()) << data.status().message();
   if (!data.ok()) return {};
   auto report = prof::build_report(*data, {});
@@ -70,7 +70,7 @@ TEST(Merge, RankPicksOneDatabase) {
   ASSERT_FALSE(one.is_null());
   for (const auto& s : one["steps"]) EXPECT_EQ(s["device"], 1);
   EXPECT_EQ(one["header"]["tasks"], 5);
-  auto missing = prof::load_profile(ranks.str(), {.launches = false, .counters = false, .rank = 4});
+  auto missing = prof::load_profile(ranks.str(), {.launches = false, .counters = false, .rank = 4, .ranks = {}});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("no rank 4 in this recording (ranks: 0, 1)"), std::string::npos)
       << missing.status().message();

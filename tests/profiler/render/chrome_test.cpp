@@ -205,6 +205,10 @@ TEST(ChromeExport, StepsAndRanksNarrowTheTrace) {
   EXPECT_NE(missing.output.find("no step 7-8 recorded"), std::string::npos) << missing.output;
   auto norank = run_command(prof() + " export --chrome " + (dir / "w.json") + " --ranks 5 " + run.dir);
   EXPECT_EQ(norank.exit_code, 3) << norank.output;
+  // One rank there and one not: refused naming the missing one (it exported rank 1 alone, exit 0).
+  auto partly = run_command(prof() + " export --chrome " + (dir / "w.json") + " --ranks 1,5 " + run.dir);
+  EXPECT_EQ(partly.exit_code, 3) << partly.output;
+  EXPECT_NE(partly.output.find(": no rank 5 in this recording (ranks: "), std::string::npos) << partly.output;
 }
 
 }  // namespace
