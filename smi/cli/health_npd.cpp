@@ -1,5 +1,5 @@
 // npu-smi health --npd: the node-problem-detector custom-plugin contract. One line of at most
-// 80 characters on stdout, exit 0 OK, 1 a problem (a chip FAILs), 2 unknown (no node, a stale
+// 80 characters on stdout, exit 0 OK, 1 a problem (an Alarm or Critical incident), 2 unknown (no node, a stale
 // node, a chip without data). Warnings are not problems: they show in the OK line.
 #include <ostream>
 #include <sstream>

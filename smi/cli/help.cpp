@@ -139,8 +139,8 @@ std::string health_help() {
          "health, temperature, throttling, ECC errors, isolated pages, memory, links, AI Core hang,\n"
          "power. Prints PASS/WARN/FAIL/UNKNOWN per chip with the reasons; -v also lists the active\n"
          "faults with their source and start (from the node's control channel). --npd: one line of\n"
-         "at most 80 characters for node-problem-detector, exit 0 OK (warnings included), 1 a chip\n"
-         "FAILs, 2 unknown (no node, stale node).\n"
+         "at most 80 characters for node-problem-detector, exit 0 OK (warnings included), 1 an\n"
+         "Alarm or Critical incident is active, 2 unknown (no node, stale node).\n"
          "Exit: 0 all PASS, 1 WARN, 2 FAIL, 3 UNKNOWN (stale node or no data), 4 usage, 5 no node.\n";
 }
 

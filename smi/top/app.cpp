@@ -111,6 +111,7 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err) {
   int frames = s.replayer ? std::min<int>(o.frames, static_cast<int>(s.replayer->frames())) : o.frames;
   auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(o.interval_s));
   auto next = std::chrono::steady_clock::now();
+  bool stale = false;  // the last frame's node was stale: printed, and exit 5 as --help says
   for (int i = 0; i < frames; ++i) {
     if (!s.replayer && i > 0) {
       next += interval;
@@ -121,6 +122,7 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err) {
       err << "npu-top: " << f->message << "\n";
       return f->denied ? kExitPermission : kExitNoNode;
     }
+    stale = f->state == NodeState::kStale;
     if (!o.record.empty() && f->state != NodeState::kAbsent) record_frame(rec, *f);
     render(canvas, *f, v);
     out << (i > 0 ? "\n" : "") << canvas.text() << std::flush;
@@ -132,7 +134,7 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err) {
       return kExitError;
     }
   }
-  return kExitOk;
+  return stale && !s.replayer ? kExitNoNode : kExitOk;
 }
 
 int run(const Options& o) {

@@ -2,6 +2,7 @@
 // recording, and --record.
 #include <sys/stat.h>
 
+#include <csignal>
 #include <cstdio>
 
 #include "tests/daemon_util.hpp"
@@ -97,6 +98,21 @@ TEST(TopCli, HeadlessFramesOfALiveNodeShowEveryDevice) {
     EXPECT_NE(row.find("/64.0G"), std::string::npos) << row;
     EXPECT_NE(row.find("OK"), std::string::npos) << row;
   }
+}
+
+// A node whose daemon died: the headless frames show it STALE and npu-top exits 5, as its --help
+// says (it exited 0, so a script could not tell a dead node's frame from a live one's).
+TEST(TopCli, HeadlessFramesOfAStaleNodeExit5) {
+  npukit::testing::ScopedNode node("stalecli");
+  int pid = node.daemon_pid();
+  ASSERT_GT(pid, 1);
+  ASSERT_EQ(::kill(pid, SIGKILL), 0);
+  npukit::testing::CommandResult r;
+  ASSERT_TRUE(npukit::testing::eventually([&] {
+    r = run_command(top() + " --node " + node.name() + " --frames 1 --size 100x30 --ascii");
+    return r.output.find("STALE") != std::string::npos;
+  }, std::chrono::seconds(10))) << r.output;
+  EXPECT_EQ(r.exit_code, 5) << r.output;
 }
 
 TEST(TopCli, ARecordingOfALiveNodeReplaysToTheSameDeviceRows) {
