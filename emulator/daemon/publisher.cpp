@@ -306,6 +306,12 @@ void set_activity(tf::Writer::Update& u, const Device& dev, bool has_hccs, uint6
   u.set(tf::fid::kPcieBandwidthUtil, pct(s.pcie_bw_util));
   if (has_hccs) u.set(tf::fid::kHccsBandwidthUtil, pct(s.hccs_bw_util));
   else u.set_status(tf::fid::kHccsBandwidthUtil, tf::SampleStatus::kNotSupported);
+  if (dev.health().lost()) {  // a chip off the bus reports no usage (it read 0% beside NA power)
+    for (auto f : {tf::fid::kAicoreUtil, tf::fid::kCubeUtil, tf::fid::kVectorUtil, tf::fid::kAicpuUtil, tf::fid::kNpuUtil,
+                   tf::fid::kHbmBandwidthUtil, tf::fid::kPcieBandwidthUtil, tf::fid::kHccsBandwidthUtil}) {
+      u.set_status(f, tf::SampleStatus::kNotSupported);
+    }
+  }
   u.set(tf::fid::kAicoreBusyNs, static_cast<uint64_t>(c.aicore_busy_core_ns / spec.aicore_count));
   u.set(tf::fid::kCubeBusyNs, static_cast<uint64_t>(c.cube_busy_core_ns / spec.aicore_count));
   u.set(tf::fid::kVectorBusyNs, static_cast<uint64_t>(c.vector_busy_core_ns / spec.vector_pool()));

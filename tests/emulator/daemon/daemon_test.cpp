@@ -606,3 +606,29 @@ TEST(Daemon, ItsActivityNamesTheNodeThreadsPhase) {
 
 }  // namespace
 }  // namespace npukit::testing
+
+namespace npukit::testing {
+namespace {
+
+namespace tf = telemetry;
+
+// A chip that fell off the bus reads nothing: no power, temperature, clock or usage (its AI Core
+// usage read 0% in npu-smi, JSON and npu-top beside NA power).
+TEST(Daemon, ALostDeviceReadsNoValues) {
+  ScopedNode node("lost");
+  auto inject = run_command(emud() + " inject --node-name " + node.name() + " --device 2 --fault device-lost");
+  ASSERT_EQ(inject.exit_code, 0) << inject.output;
+  ASSERT_TRUE(eventually([&] {
+    auto snap = node.client()->snapshot();
+    return snap.ok() && !snap->device(2, tf::fid::kPowerWatts).number().has_value();
+  }));
+  auto snap = node.client()->snapshot();
+  for (auto f : {tf::fid::kAicoreUtil, tf::fid::kCubeUtil, tf::fid::kVectorUtil, tf::fid::kNpuUtil,
+                 tf::fid::kHbmBandwidthUtil, tf::fid::kAicoreClockMhz, tf::fid::kTemperatureCelsius}) {
+    EXPECT_FALSE(snap->device(2, f).number().has_value()) << "field " << f;
+  }
+  EXPECT_TRUE(snap->device(1, tf::fid::kAicoreUtil).number().has_value());  // its neighbours still read
+}
+
+}  // namespace
+}  // namespace npukit::testing
