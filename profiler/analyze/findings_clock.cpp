@@ -93,7 +93,7 @@ void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out
     std::string id = "device " + std::to_string(device);
     double per_step = steps[device] > 0 && dev.measured > 0 ? dev.excess_ns / steps[device] : -1;
     text << (first ? "" : "; ") << id << " (" << reason_names(dev.reasons) << ") for " << fmt("%.2f s", dev.secs)
-         << ", down to " << fmt("%.0f MHz", dev.min_clock) << " and " << fmt("%.0f%%", 100 * dev.merged.main_clock_share())
+         << ", down to " << fmt("%.0f MHz", dev.min_clock) << " and " << pct(dev.merged.main_clock_share())
          << " of that time at " << dev.merged.main_clock_mhz() << " MHz";
     if (per_step >= 0) text << ", costing " << ms(per_step) << " per step";
     f.numbers.push_back({id + " throttled_s", dev.secs});

@@ -1,8 +1,10 @@
 #include "profiler/cli/cli.hpp"
 
+#include <algorithm>
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <iostream>
@@ -179,6 +181,12 @@ int check_record(Args& a) {
 // printed or the line is wrong (its one line printed).
 int parse(CLI::App& app, Args& a, int argc, const char* const* argv) {
   build_app(app, a);
+  // A first word that is no command: name it (CLI11 says only "A subcommand is required").
+  auto commands = app.get_subcommands([](CLI::App*) { return true; });
+  auto named = [&](const CLI::App* c) { return argc > 1 && c->get_name() == argv[1]; };
+  if (argc > 1 && argv[1][0] != '-' && std::none_of(commands.begin(), commands.end(), named)) {
+    return usage_error(std::string("unknown command '") + argv[1] + "': give record, report, export, diff or selftest (see --help)");
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

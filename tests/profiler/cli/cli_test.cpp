@@ -146,7 +146,9 @@ TEST(Cli, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(run_command(prof() + " report").exit_code, 4);
   EXPECT_EQ(run_command(prof() + " report x --format xml").exit_code, 4);
   EXPECT_EQ(run_command(prof() + " report x --top 0").exit_code, 4);
-  EXPECT_EQ(run_command(prof() + " frobnicate").exit_code, 4);
+  auto unknown = run_command(prof() + " frobnicate");
+  EXPECT_EQ(unknown.exit_code, 4);
+  EXPECT_EQ(unknown.output, "npu-prof: unknown command 'frobnicate': give record, report, export, diff or selftest (see --help)\n");
   auto no_cmd = run_command(prof() + " record -o /tmp/x");
   EXPECT_EQ(no_cmd.exit_code, 4);
   expect_one_line(no_cmd, "give the command to record after --");
