@@ -121,7 +121,10 @@ Result<Db> Db::open(const std::string& path, Mode mode) {
   sqlite3_busy_timeout(db.db_, kBusyTimeoutMs);
   // Reading the schema is the first thing that fails for a file that is not a database.
   if (Status s = db.exec("SELECT count(*) FROM sqlite_master"); !s.ok()) {
-    return InvalidArgument(path + ": not a SQLite database (" + sqlite3_errmsg(db.db_) + ")");
+    // A SQLite file whose pages are damaged is not "not a database": say which it is.
+    const bool damaged = (sqlite3_errcode(db.db_) & 0xff) == SQLITE_CORRUPT;
+    return InvalidArgument(path + (damaged ? ": a damaged SQLite database (" : ": not a SQLite database (") +
+                           sqlite3_errmsg(db.db_) + ")");
   }
   return db;
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <tuple>
 
@@ -40,6 +41,22 @@ TEST(Cli, NonDatabaseFileIsBadInput) {
   auto r = run_command(prof() + " report " + (dir / "x.db"));
   EXPECT_EQ(r.exit_code, 3);
   expect_one_line(r, "x.db: not a SQLite database");
+}
+
+// A real SQLite file whose first page is damaged is called damaged, not "not a SQLite database".
+TEST(Cli, DamagedSqlitePagesAreCalledDamaged) {
+  TempDir dir("badpage");
+  const std::string db = dir / "p.db";
+  ASSERT_EQ(sqlite(db, "CREATE TABLE t(x); INSERT INTO t VALUES (1);").exit_code, 0);
+  {
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100);
+    const std::string junk(200, '\xff');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  auto r = run_command(prof() + " report " + db);
+  EXPECT_EQ(r.exit_code, 3);
+  expect_one_line(r, "p.db: a damaged SQLite database (database disk image is malformed)");
 }
 
 TEST(Cli, ForeignDatabaseIsNotAProfile) {
