@@ -55,6 +55,20 @@ TEST(Workload, BrokenFilesGiveOneClearLine) {
   EXPECT_EQ(unknown.status().message().rfind("workload error: no built-in workload 'no-such-builtin' (built-ins: ", 0), 0u);
 }
 
+// A burn's matmul operands and result live in HBM (it allocated none, so a 300 W burn showed no
+// process memory anywhere): 3 matrices of 8192^2 fp16, 128 MiB each, per rank.
+TEST(Workload, ABurnHoldsItsMatricesInHbm) {
+  auto w = load_workload("burn");
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  auto points = compile_workload(*w, {});
+  ASSERT_TRUE(points.ok()) << points.status().message();
+  for (const auto& rank : points->front().program.ranks) {
+    uint64_t held = 0;
+    for (const auto& op : rank.setup) held += op.kind == telemetry::ProgramOp::Kind::kAlloc ? op.bytes : 0;
+    EXPECT_EQ(held, 3ull * 8192 * 8192 * 2);
+  }
+}
+
 TEST(Workload, HostSideKnobsReachTheProgramAndBadValuesAreNamed) {
   nlohmann::json doc = {{"name", "t"}, {"kind", "train"}, {"params", 1024}, {"host_sync_ms", 0.5},
                         {"launch", "graph"}, {"op_dispatch_us", 12},
