@@ -165,7 +165,9 @@ void render_links(Exposition& ex, const tf::Snapshot& s) {
 void render_incidents(Exposition& ex, const tf::Snapshot& s, const std::vector<Labels>& labels) {
   ex.family("npu_incident", "an active incident, one per root cause (value 1); labels from the incident table", "gauge");
   for (const probes::Incident& inc : probes::node_incidents(s)) {
-    if (inc.kind->entity == tf::IncidentEntity::kNode) continue;  // npu_exporter_node_up says it
+    // An incident with an alert of its own (a node that stopped answering: NpuNodeDown on
+    // npu_exporter_node_up) is not repeated here; every other, a slow host included, is.
+    if (inc.kind->alert != "NpuIncident") continue;
     char code[16];
     std::snprintf(code, sizeof code, "0x%08X", inc.kind->code);
     Labels l;
@@ -173,7 +175,9 @@ void render_incidents(Exposition& ex, const tf::Snapshot& s, const std::vector<L
     l.insert(l.end(), {{"kind", inc.kind->kind}, {"code", code}, {"level", tf::health_name(inc.kind->severity)}, {"target", inc.entity},
                        {"entity", tf::entity_name(inc.kind->entity)}, {"handling", tf::handling_name(inc.kind->handling)},
                        {"summary", inc.summary}});
-    if (inc.device < 0) l.insert(l.end(), {{"link_kind", inc.link_kind}, {"pair", tf::link_ends_name(inc.device_a, inc.device_b, inc.link_kind)}});
+    if (inc.kind->entity == tf::IncidentEntity::kLink) {
+      l.insert(l.end(), {{"link_kind", inc.link_kind}, {"pair", tf::link_ends_name(inc.device_a, inc.device_b, inc.link_kind)}});
+    }
     ex.sample(l, 1);
   }
 }

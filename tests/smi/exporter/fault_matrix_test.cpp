@@ -66,6 +66,9 @@ std::vector<Row> rows_for(const std::string& spec) {
     rows.push_back({"--link 2-5", "link-down", {{"link_down", "link", "Alarm", "HCCS 2-5"}}, 2, "clear --link 2-5"});
     rows.push_back({"--link 2-5", "link-degraded", {{"link_degraded", "link", "Warning", "HCCS 2-5"}}, 2, "clear --link 5-2"});
     rows.push_back({"--link 2-5", "link-flapping", {{"link_flapping", "link", "Warning", "HCCS 2-5"}}, 2, "clear --device 5"});
+    // A slow host is the node's incident: its own npu_incident and NpuIncident alert (the exporter
+    // dropped every node incident, so a slow host raised no alert).
+    rows.push_back({"--host 0", "host-slow", {{"host_slow", "node", "Warning", "node"}}, 8, "clear --host 0"});
     return rows;
   }
   if (spec == "8x910") {  // two 4-NPU HCCS meshes joined through PCIe
