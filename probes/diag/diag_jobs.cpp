@@ -35,6 +35,7 @@ bool poll(tf::Client& client, Tracked& t, JobOutcome& out) {
   out.ok = state == "done";
   out.error = out.ok ? "" : job.value("error", state);
   out.findings = job.value("findings", json::array());
+  out.accounting = job.value("accounting", json());
   return true;
 }
 
@@ -76,6 +77,20 @@ std::vector<JobOutcome> run_jobs(tf::Client& client, const std::vector<tf::Progr
     std::this_thread::sleep_for(kPollInterval);
   }
   return out;
+}
+
+const json* JobOutcome::account_of(int device) const {
+  if (!accounting.is_object() || !accounting.contains("devices") || !accounting["devices"].is_array()) return nullptr;
+  for (const json& d : accounting["devices"]) {
+    if (d.is_object() && d.value("device", -1) == device) return &d;
+  }
+  return nullptr;
+}
+
+std::optional<uint64_t> JobOutcome::counted(int device, const char* key) const {
+  const json* d = account_of(device);
+  if (d == nullptr || !d->contains(key) || !(*d)[key].is_number()) return std::nullopt;
+  return (*d)[key].get<uint64_t>();
 }
 
 std::chrono::milliseconds deadline_for(const tf::Snapshot& s, double virtual_seconds) {

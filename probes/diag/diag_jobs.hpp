@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,16 @@ struct JobOutcome {
   std::string error;             // why not ok: the daemon's refusal or the runtime's error
   std::vector<double> step_ms;   // every step of rank 0, in virtual milliseconds
   nlohmann::json findings = nlohmann::json::array();  // what diagnostic ops found (memtest)
+  // The node's accounting of the job from its start to its end (npu-smi stats' figures: per
+  // device ecc_single_bit, ecc_double_bit, temperature_max_c, energy_j; duration_s): the ground
+  // truth for what happened during the test, where bus snapshots before and after it are neither
+  // taken at its start nor published at its end.
+  nlohmann::json accounting;
+
+  // This device's accounting entry, or null.
+  const nlohmann::json* account_of(int device) const;
+  // A per-device accounting count (ecc_single_bit, ...), when the node accounted the job.
+  std::optional<uint64_t> counted(int device, const char* key) const;
 };
 
 // Submits every program, then polls them all until each has ended, `deadline` (wall time)

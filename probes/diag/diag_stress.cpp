@@ -70,8 +70,22 @@ std::string text(const char* fmt, double a, double b = 0, double c = 0) {
   return buf;
 }
 
-void judge(const Watch& w, const JobOutcome& o, double throttle_c, double flops, double seconds, int d,
+// What the node accounted for the stress job on device `d` (its whole run, not the watch's
+// samples, which a fast node can take before the job starts and after it ends): its ECC errors,
+// its hottest sample and its mean power.
+void take_accounting(Watch& w, const JobOutcome& o, int d) {
+  const nlohmann::json* a = o.account_of(d);
+  if (a == nullptr) return;
+  if (auto n = o.counted(d, "ecc_single_bit")) w.sbe_end = w.sbe_start + *n;
+  if (auto n = o.counted(d, "ecc_double_bit")) w.dbe_end = w.dbe_start + *n;
+  w.peak_c = std::max(w.peak_c, a->value("temperature_max_c", 0.0));
+  double seconds = o.accounting.value("duration_s", 0.0);
+  if (seconds > 0) w.peak_w = std::max(w.peak_w, a->value("energy_j", 0.0) / seconds);
+}
+
+void judge(Watch w, const JobOutcome& o, double throttle_c, double flops, double seconds, int d,
            DiagTestResult& out) {
+  take_accounting(w, o, d);
   std::vector<std::string> why;
   Verdict v = Verdict::kPass;
   auto flag = [&](Verdict level, std::string reason) {
