@@ -315,16 +315,18 @@ void hccs_bandwidth(const DiagContext& ctx, std::span<const int> selected, DiagT
     std::vector<std::string> why;
     int links = 0;
     bool via_switch = false;
-    const LinkPair* slowest = nullptr;
+    const LinkPair* slowest = nullptr;  // of the links that moved data, passing or not
+    bool one_passed = false;
     for (const LinkPair& p : pairs) {
       if (p.a != d && p.b != d) continue;
       ++links;
       via_switch = p.via_switch;
       v = worst(v, p.verdict);
+      one_passed = one_passed || p.verdict == Verdict::kPass;
       if (p.verdict != Verdict::kPass) why.push_back(pair_name(p) + ": " + p.text);
-      if (p.verdict == Verdict::kPass && (!slowest || p.rate < slowest->rate)) slowest = &p;
+      if (p.rate > 0 && (!slowest || p.rate < slowest->rate)) slowest = &p;
     }
-    if (via_switch && slowest != nullptr) {  // a passing transfer crossed this chip's port: the port is fine
+    if (via_switch && one_passed) {  // a passing transfer crossed this chip's port: the port is fine
       v = Verdict::kPass;
       why.clear();
     }

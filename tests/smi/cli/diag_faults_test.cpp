@@ -238,3 +238,20 @@ TEST(DiagLinks, ALinkDownOnAChipsOnlyLinkFailsDiagAsItFailsHealth) {
 
 }  // namespace
 }  // namespace npukit::testing
+
+namespace npukit::testing {
+namespace {
+
+// The "slowest" link diag names is the slowest it measured, a failing one included (it named the
+// slowest passing link, 0<->2 at 100%, beside 0<->1 failing at 25%).
+TEST(DiagHccs, TheSlowestLinkNamedIsTheSlowestMeasured) {
+  ScopedNode node("slowlink", "--speed 100");
+  auto inject = run_command(emud() + " inject --node-name " + node.name() + " --link 0-1 --fault link-degraded");
+  ASSERT_EQ(inject.exit_code, 0) << inject.output;
+  auto diag = run_command(std::string(NPUKIT_BUILD_DIR) + "/smi/npu-smi diag -r 2 -i 0 -v --node-name " + node.name());
+  EXPECT_EQ(diag.exit_code, 2) << diag.output;
+  EXPECT_NE(diag.output.find("HCCS Bandwidth, NPU 0: measured 7 link(s); slowest HCCS 0<->1 "), std::string::npos) << diag.output;
+}
+
+}  // namespace
+}  // namespace npukit::testing
