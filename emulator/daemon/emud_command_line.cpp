@@ -52,8 +52,20 @@ void add_node_commands(CLI::App& app, Args& a, Commands& c) {
   c.start->add_option("--spec", o.spec, "node spec: 8x910B2, 8x910B3, 8x910, 8xA100, 4x310P3, a JSON path, or a cluster of H hosts: Hx<node> (4x8x910B2; each host its own node <name>-<h>)")
       ->capture_default_str()
       ->type_name("SPEC");
-  c.start->add_option("--speed", o.speed, "virtual seconds per wall second")->capture_default_str();
-  c.start->add_option("--rate", o.rate_hz, "telemetry publish rate, Hz")->capture_default_str();
+  // (0, 1000], as the daemon takes them: a value outside is a usage error, not a node that failed.
+  const CLI::Validator up_to_1000(
+      [](std::string& text) {
+        double v = 0;
+        try {
+          v = std::stod(text);
+        } catch (const std::exception&) {
+          return std::string("not a number: ") + text;
+        }
+        return v > 0 && v <= 1000 ? std::string() : "must be in (0, 1000], got " + text;
+      },
+      "(0, 1000]");
+  c.start->add_option("--speed", o.speed, "virtual seconds per wall second")->check(up_to_1000)->capture_default_str();
+  c.start->add_option("--rate", o.rate_hz, "telemetry publish rate, Hz")->check(up_to_1000)->capture_default_str();
   c.start->add_option("--seed", o.seed, "seed of the emulated timing jitter")->capture_default_str();
   c.start->add_flag("--foreground", a.foreground, "do not daemonize");
   c.start->add_option("--access", a.access,
@@ -71,9 +83,12 @@ void add_node_commands(CLI::App& app, Args& a, Commands& c) {
 void add_device_commands(CLI::App& app, Args& a, Commands& c) {
   auto device_command = [&](const char* name, const char* help, bool link) {
     CLI::App* d = add_command(app, a, name, help);
-    auto* dev = d->add_option("--device,-d", a.device, "device index (0-based, as npu-emud status lists them)");
-    auto* npu = d->add_option("-i,--npu-id", a.npu_id, "NPU (card) id, as npu-smi -i takes it");
-    d->add_option("-c,--chip-id", a.chip_id, "chip id within the card, as npu-smi -c takes it (default 0)")->needs(npu);
+    auto* dev = d->add_option("--device,-d", a.device, "device index (0-based, as npu-emud status lists them)")
+                    ->check(CLI::Range(0, 65535));
+    auto* npu = d->add_option("-i,--npu-id", a.npu_id, "NPU (card) id, as npu-smi -i takes it")->check(CLI::Range(0, 65535));
+    d->add_option("-c,--chip-id", a.chip_id, "chip id within the card, as npu-smi -c takes it (default 0)")
+        ->needs(npu)
+        ->check(CLI::Range(0, 65535));
     dev->excludes(npu);
     if (link) {
       auto* l = d->add_option("--link", a.link, "one link instead of a device: A-B (device indices), A-host or A-roce");

@@ -1,5 +1,7 @@
 #include "smi/exporter/server.hpp"
 
+#include <arpa/inet.h>
+
 #include <chrono>
 #include <ostream>
 
@@ -25,7 +27,12 @@ bool parse_listen(const std::string& text, ExporterOptions& out) {
   }
   int p = std::stoi(port);
   if (p > 65535) return false;
-  out.host = text.substr(0, colon);
+  // The host is an IPv4 address or localhost, as the server binds (a malformed or IPv6 address
+  // is a bad argument, not an address it failed to listen on).
+  std::string host = text.substr(0, colon);
+  in_addr addr{};
+  if (host != "localhost" && inet_pton(AF_INET, host.c_str(), &addr) != 1) return false;
+  out.host = host;
   out.port = p;
   return true;
 }
@@ -146,7 +153,7 @@ bool parse_exporter_args(int argc, const char* const* argv, ExporterOptions& out
   help = r.help;
   if (help) return true;
   if (!r.listen.empty() && !parse_listen(r.listen, out)) {
-    error = "--listen: '" + r.listen + "' is not HOST:PORT (e.g. 127.0.0.1:9101)";
+    error = "--listen: '" + r.listen + "' is not IPV4:PORT or localhost:PORT (e.g. 127.0.0.1:9101)";
     return false;
   }
   out.node = r.node.empty() ? tf::node_name_from_env() : r.node;

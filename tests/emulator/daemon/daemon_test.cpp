@@ -51,6 +51,14 @@ TEST(Daemon, StartStatusStopAndExitCodes) {
   EXPECT_EQ(run_command(emud() + " stop --node-name " + name).exit_code, 5);
   EXPECT_EQ(run_command(emud() + " start --node-name 'bad/name'").exit_code, 4);
   EXPECT_EQ(run_command(emud() + " start --node-name " + name + " --spec 9x9").exit_code, 3);
+  // Option values out of range are usage errors naming the option (--speed -1 was the node
+  // failing to start, exit 3; --device -1 said to name a device).
+  auto speed = run_command(emud() + " start --node-name " + name + " --speed -1");
+  EXPECT_EQ(speed.exit_code, 4);
+  EXPECT_EQ(speed.output, "npu-emud: --speed: must be in (0, 1000], got -1\n");
+  auto device = run_command(emud() + " inject --node-name " + name + " --device -1 --fault ecc-storm");
+  EXPECT_EQ(device.exit_code, 4);
+  EXPECT_NE(device.output.find("npu-emud: --device: Value -1 not in range 0 to 65535"), std::string::npos) << device.output;
   ::unlink((tf::control_socket_path(name).substr(0, tf::control_socket_path(name).size() - 5) + ".log").c_str());
 }
 

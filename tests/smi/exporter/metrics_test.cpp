@@ -242,7 +242,15 @@ TEST(ExporterArgs, ListenAndNodeAreValidated) {
   EXPECT_EQ(o.node, "n1");
   const char* bad_port[] = {"npu-exporter", "--listen", "127.0.0.1:99999"};
   EXPECT_FALSE(parse_exporter_args(3, bad_port, o, help, error));
-  EXPECT_NE(error.find("HOST:PORT"), std::string::npos);
+  EXPECT_NE(error.find("IPV4:PORT"), std::string::npos);
+  // A malformed or IPv6 host is a bad argument too (it was an address the exporter failed to
+  // listen on, exit 1); localhost is taken.
+  for (const char* host : {"999.1.1.1:9182", "[::1]:9182", "host.example:9182"}) {
+    const char* bad_host[] = {"npu-exporter", "--listen", host};
+    EXPECT_FALSE(parse_exporter_args(3, bad_host, o, help, error)) << host;
+  }
+  const char* local[] = {"npu-exporter", "--listen", "localhost:9101"};
+  EXPECT_TRUE(parse_exporter_args(3, local, o, help, error)) << error;
   const char* bad_node[] = {"npu-exporter", "--node", "../etc"};
   EXPECT_FALSE(parse_exporter_args(3, bad_node, o, help, error));
   EXPECT_NE(error.find("invalid node name"), std::string::npos);
