@@ -80,6 +80,14 @@ json Daemon::execute(const tf::Request& request, const Face& face) {
     return device_request(request, face);
   }
   if (op == "stop") {
+    // One host of a cluster cannot stop alone (the hosts share one clock and one process): refuse
+    // rather than stop every host while the caller named one.
+    auto whole = std::find_if(faces_.begin(), faces_.end(), [](const Face& f) { return !f.writer; });
+    if (face.writer && whole != faces_.end()) {
+      return tf::error_reply("'" + face.name + "' is one host of cluster '" + whole->name +
+                                 "': its hosts stop together (npu-emud stop --node-name " + whole->name + ")",
+                             "invalid_argument");
+    }
     request_stop();
     json buses = json::array();  // the segments that go with it (a cluster's, one per host)
     for (const Face& f : faces_) {

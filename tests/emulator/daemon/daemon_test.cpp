@@ -407,6 +407,12 @@ TEST(Daemon, AClusterPublishesOneBusPerHost) {
   };
   auto bus0 = open(host0), bus1 = open(host1);
   ASSERT_TRUE(bus0 && bus1);
+  // One host cannot stop alone: refused, naming the cluster (it stopped every host and said only
+  // that host had stopped).
+  auto stop_one = run_command(emud() + " stop --node-name " + host1);
+  EXPECT_EQ(stop_one.exit_code, 3) << stop_one.output;
+  EXPECT_NE(stop_one.output.find("is one host of cluster '" + node.name() + "'"), std::string::npos) << stop_one.output;
+  EXPECT_EQ(run_command(emud() + " status --node-name " + host0).exit_code, 0);
   // The cluster's own name has no bus: a reader pointed at it says which names to read.
   auto own = run_command(std::string(NPU_SMI_PATH) + " info --node-name " + node.name());
   EXPECT_EQ(own.exit_code, 5) << own.output;
