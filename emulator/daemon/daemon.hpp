@@ -113,7 +113,8 @@ class Daemon {
   void record_at(telemetry::EventType type, int device, Nanos ts, const std::string& name,
                  std::array<uint64_t, 4> words = {}, const std::string& aux = "");
   nlohmann::json submit(const telemetry::Request& request, const Face& face);
-  nlohmann::json job_json(const Job& job, std::size_t since_step) const;
+  // A job as the control channel shows it; `view`: the host asking (its devices only, in its numbering).
+  nlohmann::json job_json(const Job& job, std::size_t since_step, const HostView& view) const;
   nlohmann::json device_request(const telemetry::Request& request, const Face& face);  // publishes after a change
   nlohmann::json device_or_link_request(const telemetry::Request& request, const Face& face);
   nlohmann::json link_request(const telemetry::Request& request, const Face& face);

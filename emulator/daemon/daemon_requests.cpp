@@ -64,9 +64,12 @@ json Daemon::execute(const tf::Request& request, const Face& face) {
   if (op == "status") return status_json(face);
   if (op == "reference") return reference_json();
   if (op == "submit") return submit(request, face);
-  if (op == "list_jobs") {
+  if (op == "list_jobs") {  // a host's: the jobs that ran on its devices, in its numbering
     json list = json::array();
-    for (const auto& [id, job] : jobs_) list.push_back(job_json(job, job.step_ms.size()));
+    for (const auto& [id, job] : jobs_) {
+      json j = job_json(job, job.step_ms.size(), face.view);
+      if (face.view.count < 0 || !j["accounting"]["devices"].empty()) list.push_back(std::move(j));
+    }
     return {{"ok", true}, {"jobs", list}};
   }
   if (op == "job_status" || op == "cancel") {
@@ -74,7 +77,7 @@ json Daemon::execute(const tf::Request& request, const Face& face) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) return tf::error_reply("no job " + std::to_string(id) + " on this node", "not_found");
     if (op == "cancel" && it->second.state == "running") it->second.runner->cancel();
-    return {{"ok", true}, {"job", job_json(it->second, body.value("since_step", std::size_t{0}))}};
+    return {{"ok", true}, {"job", job_json(it->second, body.value("since_step", std::size_t{0}), face.view)}};
   }
   if (op == "inject" || op == "clear" || op == "reset" || op == "set" || op == "clear_ecc") {
     return device_request(request, face);
@@ -172,7 +175,7 @@ void Daemon::schedule_accounting() {
   }, /*background=*/true);
 }
 
-json Daemon::job_json(const Job& job, std::size_t since_step) const {
+json Daemon::job_json(const Job& job, std::size_t since_step, const HostView& view) const {
   json steps = json::array();
   for (std::size_t i = std::min(since_step, job.step_ms.size()); i < job.step_ms.size(); ++i) {
     steps.push_back(job.step_ms[i]);
@@ -198,6 +201,16 @@ json Daemon::job_json(const Job& job, std::size_t since_step) const {
     auto p = peaks.find(d["device"].get<int>());
     d["hbm_peak_allocated_bytes"] = p == peaks.end() ? 0 : p->second.allocated;
     d["hbm_peak_reserved_bytes"] = p == peaks.end() ? 0 : p->second.reserved;
+  }
+  if (view.count >= 0) {  // one host of a cluster: its own devices, numbered from 0 as it numbers them
+    json mine = json::array();
+    for (json& d : j["accounting"]["devices"]) {
+      int device = d["device"].get<int>();
+      if (device < view.first || device >= view.first + view.count) continue;
+      d["device"] = device - view.first;
+      mine.push_back(std::move(d));
+    }
+    j["accounting"]["devices"] = std::move(mine);
   }
   json findings = json::array();
   for (const Finding& f : job.runner ? job.runner->findings() : job.findings) {

@@ -646,3 +646,27 @@ TEST(Daemon, ALostDeviceReadsNoValues) {
 
 }  // namespace
 }  // namespace npukit::testing
+
+namespace npukit::testing {
+namespace {
+
+// A host's job accounting (npu-smi stats) shows the jobs that ran on its own NPUs, numbered as it
+// numbers them (host 1 listed host 0's job as its NPU 0-1, and its own NPUs as "NPU -1 Chip -1").
+TEST(Daemon, AHostsJobAccountingIsItsOwnNpus) {
+  ScopedNode node("acct", "--spec 2x8x910B2 --speed 100");
+  auto run = run_command(std::string(NPU_RUN_PATH) + " resnet50-train --node " + node.name() + " --devices 9 --steps 1");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  auto host0 = run_command(std::string(NPU_SMI_PATH) + " stats --json --node-name " + node.name() + "-0");
+  auto host1 = run_command(std::string(NPU_SMI_PATH) + " stats --json --node-name " + node.name() + "-1");
+  ASSERT_EQ(host1.exit_code, 0) << host1.output;
+  auto jobs0 = nlohmann::json::parse(host0.output, nullptr, false), jobs1 = nlohmann::json::parse(host1.output, nullptr, false);
+  EXPECT_TRUE(jobs0["jobs"].empty()) << host0.output;
+  ASSERT_EQ(jobs1["jobs"].size(), 1u) << host1.output;
+  const auto& devices = jobs1["jobs"][0]["accounting"]["devices"];
+  ASSERT_EQ(devices.size(), 1u) << host1.output;
+  EXPECT_EQ(devices[0]["device"], 1);
+  EXPECT_EQ(devices[0]["npu_id"], 1);
+}
+
+}  // namespace
+}  // namespace npukit::testing
