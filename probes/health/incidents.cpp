@@ -181,6 +181,13 @@ std::string code_summary(uint32_t code, const tf::Snapshot& s, int device) {
       if (inc.kind == k && inc.device != device && peer) return inc.message;
     }
   }
+  // A link's code: the summary of that link's incident, which names its kind (a RoCE port's
+  // degradation read "HCCS link degraded", the chip's scale-up kind).
+  if (k->entity == tf::IncidentEntity::kLink) {
+    for (const Incident& inc : node_incidents(s)) {
+      if (inc.kind == k && (inc.device_a == device || inc.device_b == device)) return inc.summary;
+    }
+  }
   return tf::fill(k->summary, device_values(s, device));
 }
 

@@ -217,7 +217,8 @@ Value field_value(const tf::Snapshot& s, int device, tf::FieldId id, int decimal
   tf::Sample sample = s.device(device, id);
   if (!sample.ok()) return Value::na();
   if (id == tf::fid::kHealth) return Value::str(tf::health_name(s.health(device)));
-  if (id == tf::fid::kErrorCode) {
+  // Every error code in the same form (npu_error_code_2.._4 printed in decimal beside the first's hex).
+  if (id == tf::fid::kErrorCode || id == tf::fid::kErrorCode2 || id == tf::fid::kErrorCode3 || id == tf::fid::kErrorCode4) {
     return Value::pair(sample.as_u64(), error_code_text(sample.as_u64()));
   }
   switch (sample.type) {

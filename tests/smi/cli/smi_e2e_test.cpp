@@ -104,6 +104,23 @@ TEST(SmiE2E, FaultsFlipHealthExitCodes) {
   EXPECT_NE(own.output.find("Error Information              : all HCCS links down\n"), std::string::npos) << own.output;
 }
 
+// A RoCE port's degradation is named as a RoCE link in the error information (it read "HCCS link
+// degraded", the chip's scale-up kind), and every error code a query prints is in hex (the
+// second one was decimal: 2163212290 beside 0x80D18004).
+TEST(SmiE2E, ALinksErrorInformationNamesItsKindAndCodesPrintAlike) {
+  ScopedNode node("rocecode", "--spec 2x8x910B2 --speed 100");
+  const std::string host = node.name() + "-1";
+  ASSERT_EQ(run_command(emud() + " inject --node-name " + host + " --link 3-roce --fault link-degraded").exit_code, 0);
+  ASSERT_EQ(run_command(emud() + " inject --node-name " + host + " --host 1 --fault host-slow").exit_code, 0);
+  CommandResult health;
+  EXPECT_TRUE(eventually([&] {
+    health = run_command(smi(host, "info -t health -i 3 -c 0"));
+    return health.output.find("Error Information              : roce link degraded") != std::string::npos;
+  })) << health.output;
+  auto codes = run_command(smi(host, "--query=npu_error_code,npu_error_code_2 --format=csv -i 3"));
+  EXPECT_NE(codes.output.find("0x80D18004, 0x80F00002"), std::string::npos) << codes.output;
+}
+
 // inject, clear and set return once their effect is on the bus: the very next read sees it, with
 // no waiting (a script does `npu-emud inject ...; npu-smi health`).
 TEST(SmiE2E, ControlCommandsReturnOnceTheirEffectIsOnTheBus) {
