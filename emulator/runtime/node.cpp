@@ -72,12 +72,15 @@ Result<CommId> Node::create_communicator(std::string name, const std::vector<Con
 
 namespace {
 
-// A power limit must be in (0, TDP]; the message shows any double as given (1e300, nan: a cast to
-// int of those was undefined behaviour, found by tests/fuzz/program).
-Status check_power_limit(double watts, double tdp, int device) {
-  if (watts > 0 && watts <= tdp) return Status::Ok();
-  char text[160];
-  std::snprintf(text, sizeof text, "power limit %g W is out of range (0, %g] for device %d", watts, tdp, device);
+// A power limit must be in [idle, TDP]: below what the chip draws idle no clock could hold it
+// (a 1 W limit was taken, and the chip drew 90-128 W under it while health said PASS). The message
+// shows any double as given (1e300, nan: a cast to int of those was undefined behaviour, found by
+// tests/fuzz/program).
+Status check_power_limit(double watts, const PowerSpec& power, int device) {
+  if (watts >= power.idle_w && watts > 0 && watts <= power.tdp_w) return Status::Ok();
+  char text[200];
+  std::snprintf(text, sizeof text, "power limit %g W is out of range [%g, %g] for device %d (the chip draws %g W idle)", watts,
+                power.idle_w, power.tdp_w, device, power.idle_w);
   return InvalidArgument(text);
 }
 
@@ -288,7 +291,7 @@ Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
     }
     if (f.at < 0) return InvalidArgument("fault time must be >= 0");
     if (f.action == FaultEvent::Action::kPowerLimit) {
-      NPUKIT_RETURN_IF_ERROR(check_power_limit(f.watts, devices_[f.device].spec().power.tdp_w, f.device));
+      NPUKIT_RETURN_IF_ERROR(check_power_limit(f.watts, devices_[f.device].spec().power, f.device));
     }
   }
   for (const FaultEvent& f : timeline) {
@@ -344,7 +347,7 @@ void Node::end_faults_of(const std::string& source) {
 
 Status Node::set_power_limit(int device, double watts) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
-  NPUKIT_RETURN_IF_ERROR(check_power_limit(watts, devices_[device].spec().power.tdp_w, device));
+  NPUKIT_RETURN_IF_ERROR(check_power_limit(watts, devices_[device].spec().power, device));
   physics_->set_power_limit(device, watts);
   return Status::Ok();
 }

@@ -156,10 +156,12 @@ TEST(Physics, LoweredPowerLimitThrottlesAndRestoringItRecovers) {
   auto after = sustain(*node, ctx, s, 10);
   EXPECT_EQ(after.back().clock_mhz, 1850);
   EXPECT_GT(after.back().tflops, load.back().tflops * 1.1);
-  EXPECT_EQ(node->set_power_limit(0, 400).message(), "power limit 400 W is out of range (0, 310] for device 0");
+  EXPECT_EQ(node->set_power_limit(0, 400).message(), "power limit 400 W is out of range [90, 310] for device 0 (the chip draws 90 W idle)");
   // Any double is shown as given (a cast of these to int was undefined; found by tests/fuzz/program).
-  EXPECT_EQ(node->set_power_limit(0, 1e300).message(), "power limit 1e+300 W is out of range (0, 310] for device 0");
-  EXPECT_EQ(node->set_power_limit(0, std::nan("")).message(), "power limit nan W is out of range (0, 310] for device 0");
+  EXPECT_EQ(node->set_power_limit(0, 1e300).message(), "power limit 1e+300 W is out of range [90, 310] for device 0 (the chip draws 90 W idle)");
+  EXPECT_EQ(node->set_power_limit(0, std::nan("")).message(), "power limit nan W is out of range [90, 310] for device 0 (the chip draws 90 W idle)");
+  // Below what the chip draws idle no clock could hold it (1 W was taken and never held).
+  EXPECT_EQ(node->set_power_limit(0, 1).message(), "power limit 1 W is out of range [90, 310] for device 0 (the chip draws 90 W idle)");
 }
 
 TEST(Physics, UtilizationFollowsTheCoresInUse) {
