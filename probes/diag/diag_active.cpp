@@ -315,7 +315,7 @@ void hccs_bandwidth(const DiagContext& ctx, std::span<const int> selected, DiagT
     std::vector<std::string> why;
     int links = 0;
     bool via_switch = false;
-    const LinkPair* slowest = nullptr;  // of the links that moved data, passing or not
+    const LinkPair* slowest = nullptr;  // of the links that moved data (see `speaks`)
     bool one_passed = false;
     for (const LinkPair& p : pairs) {
       if (p.a != d && p.b != d) continue;
@@ -324,7 +324,10 @@ void hccs_bandwidth(const DiagContext& ctx, std::span<const int> selected, DiagT
       v = worst(v, p.verdict);
       one_passed = one_passed || p.verdict == Verdict::kPass;
       if (p.verdict != Verdict::kPass) why.push_back(pair_name(p) + ": " + p.text);
-      if (p.rate > 0 && (!slowest || p.rate < slowest->rate)) slowest = &p;
+      // Through a switch a slow pair is the slower port's, maybe the neighbour's: only a passing
+      // pair speaks for this chip's port there. A direct link is the chip's own, failing or not.
+      bool speaks = p.rate > 0 && (!p.via_switch || p.verdict == Verdict::kPass);
+      if (speaks && (!slowest || p.rate < slowest->rate)) slowest = &p;
     }
     if (via_switch && one_passed) {  // a passing transfer crossed this chip's port: the port is fine
       v = Verdict::kPass;

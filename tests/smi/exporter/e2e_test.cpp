@@ -113,7 +113,7 @@ TEST(ExporterE2E, UnknownPathsAre404AndBadArgumentsExit4) {
   EXPECT_EQ(exp.stop(), 0);
   Cmd r = run_command(kExporter + " --listen nonsense");
   EXPECT_EQ(r.exit_code, 4) << r.output;
-  EXPECT_NE(r.output.find("HOST:PORT"), std::string::npos);
+  EXPECT_NE(r.output.find("IPV4:PORT"), std::string::npos);
 }
 
 // A client that connects and sends nothing, or half a request head, holds one worker until its
