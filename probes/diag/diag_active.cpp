@@ -58,10 +58,13 @@ Verdict judge(double value, double ref, const char* unit, double scale, const st
   return v;
 }
 
+// What may explain a low rate on a device (compute: a power limit at work), given its job.
+using Explain = std::function<void(int device, const JobOutcome& job, Verdict& v, std::vector<std::string>& why)>;
+
 // One verdict per device: FAIL with `failed` + the job's error, else its rate against `ref`.
 void grade_rates(std::span<const int> devices, const std::vector<JobOutcome>& outcomes, double units_per_step,
                  double ref, const char* unit, double scale, const std::string& what, const std::string& failed,
-                 DiagTestResult& out) {
+                 DiagTestResult& out, const Explain& explain = {}) {
   for (std::size_t k = 0; k < devices.size(); ++k) {
     if (!outcomes[k].ok) {
       add(out, devices[k], Verdict::kFail, {failed + outcomes[k].error});
@@ -70,8 +73,25 @@ void grade_rates(std::span<const int> devices, const std::vector<JobOutcome>& ou
     std::vector<std::string> why;
     std::string measured;
     Verdict v = judge(rate(outcomes[k], units_per_step), ref, unit, scale, what, why, measured);
+    if (v != Verdict::kPass && explain) explain(devices[k], outcomes[k], v, why);
     add(out, devices[k], v, std::move(why), std::move(measured));
   }
+}
+
+// A power limit that held the clock during the test (the job's accounting says for how long) is
+// the operator's setting, not a fault (health: "a power cap at work is not a fault"; level 3:
+// WARN): a low compute rate under it WARNs, naming the limit, instead of FAILing.
+Explain power_limit_explains(const tf::Snapshot& s) {
+  return [&s](int d, const JobOutcome& job, Verdict& v, std::vector<std::string>& why) {
+    const nlohmann::json* a = job.account_of(d);
+    if (a == nullptr || !a->contains("throttled_s") || !(*a)["throttled_s"].is_object()) return;
+    if ((*a)["throttled_s"].value("power_cap", 0.0) <= 0) return;
+    double limit = s.device(d, fid::kPowerLimitWatts).number().value_or(0);
+    char text[96];
+    std::snprintf(text, sizeof text, "the power limit (%.0f W) held the clock: ", limit);
+    for (std::string& w : why) w = text + w;
+    v = Verdict::kWarn;
+  };
 }
 
 uint64_t ecc_single_bit(const tf::Snapshot& s, int d) {
@@ -350,7 +370,8 @@ void compute(const DiagContext& ctx, std::span<const int> selected, DiagTestResu
     p.ranks[0].step = matmul_step();
     return p;
   }, kComputeSteps * kMatmulStepFlops / std::max(ref, 1e12));
-  grade_rates(devices, outcomes, kMatmulStepFlops, ref, "TFLOPS", 1e12, "fp16 matmul ", "fp16 matmuls failed: ", out);
+  grade_rates(devices, outcomes, kMatmulStepFlops, ref, "TFLOPS", 1e12, "fp16 matmul ", "fp16 matmuls failed: ", out,
+              power_limit_explains(ctx.snapshot));
 }
 
 void memory_bandwidth(const DiagContext& ctx, std::span<const int> selected, DiagTestResult& out) {

@@ -255,3 +255,21 @@ TEST(DiagHccs, TheSlowestLinkNamedIsTheSlowestMeasured) {
 
 }  // namespace
 }  // namespace npukit::testing
+
+namespace npukit::testing {
+namespace {
+
+// A power limit holding the clock is the operator's setting: level 2's Compute WARNs naming it, as
+// level 3 does and health calls it no fault (it FAILed: 228 of 314 TFLOPS at 200 W, below 75%).
+TEST(DiagCompute, APowerLimitAtWorkWarnsNamingTheLimit) {
+  ScopedNode node("capped", "--speed 100");
+  auto set = run_command(emud() + " set --node-name " + node.name() + " --device 1 --power-limit 200");
+  ASSERT_EQ(set.exit_code, 0) << set.output;
+  auto diag = run_command(std::string(NPUKIT_BUILD_DIR) + "/smi/npu-smi diag -r 2 -i 1 -v --node-name " + node.name());
+  EXPECT_EQ(diag.exit_code, 1) << diag.output;
+  EXPECT_NE(diag.output.find("Compute, NPU 1: the power limit (200 W) held the clock: fp16 matmul "), std::string::npos)
+      << diag.output;
+}
+
+}  // namespace
+}  // namespace npukit::testing
