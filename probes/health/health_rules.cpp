@@ -38,21 +38,26 @@ void heartbeat(const RuleContext& c, std::vector<Check>& out) {
 }
 
 // The device's own health field: PASS when OK; a state no incident explains (a code outside the
-// table) is judged as it stands.
+// table) is judged as it stands. A state an incident explains is still a check (JSON carries every
+// check; it was left out), naming the incident whose own check judges it.
 void device_health(const RuleContext& c, std::vector<Check>& out) {
   tf::Sample h = c.snapshot.device(c.device, fid::kHealth);
   if (!h.ok()) return;
   auto health = static_cast<tf::Health>(h.as_u64());
-  bool explained = std::any_of(c.incidents.begin(), c.incidents.end(),
-                               [&](const Incident& i) { return severity_on(i, c.device) != tf::Health::kOk; });
-  if (health != tf::Health::kOk && explained) return;
-  std::string why = std::string("device reports ") + tf::health_name(health);
   tf::Sample code = c.snapshot.device(c.device, fid::kErrorCode);
+  // The incident behind the state: the one whose code the device reports, else any that touches it.
+  auto touches = [&](const Incident& i) { return severity_on(i, c.device) != tf::Health::kOk; };
+  auto explains = std::find_if(c.incidents.begin(), c.incidents.end(), [&](const Incident& i) {
+    return touches(i) && code.ok() && i.kind->code == code.as_u64();
+  });
+  if (explains == c.incidents.end()) explains = std::find_if(c.incidents.begin(), c.incidents.end(), touches);
+  std::string why = std::string("device reports ") + tf::health_name(health);
   if (health != tf::Health::kOk && code.ok()) {
     char buf[40];
     std::snprintf(buf, sizeof buf, " (error code 0x%08" PRIX64 ")", code.as_u64());
     why += buf;
   }
+  if (health != tf::Health::kOk && explains != c.incidents.end()) why += ": the " + explains->kind->kind + " incident";
   out.push_back(make("device_health", verdict_of(health), why, static_cast<double>(h.as_u64()), 0.0));
 }
 
