@@ -282,6 +282,18 @@ constexpr const char* kStatusNames[] = {"blank", "ok", "not_supported", "stale"}
 
 }  // namespace
 
+std::string throttle_reason_names(uint64_t reasons, std::string_view separator) {
+  static constexpr std::pair<uint64_t, std::string_view> kNames[] = {
+      {kThrottleThermal, "thermal"}, {kThrottlePowerLimit, "power limit"}, {kThrottleFault, "fault"}};
+  std::string out;
+  for (const auto& [bit, name] : kNames) {
+    if ((reasons & bit) == 0) continue;
+    if (!out.empty()) out += separator;
+    out += name;
+  }
+  return out;
+}
+
 const char* health_name(Health h) {
   return static_cast<std::size_t>(h) < std::size(kHealthNames) ? name_in(h, kHealthNames) : "UNKNOWN";
 }

@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace npukit::telemetry {
@@ -135,6 +136,9 @@ const char* health_name(Health h);
 inline constexpr uint64_t kThrottleThermal = 1;
 inline constexpr uint64_t kThrottlePowerLimit = 2;
 inline constexpr uint64_t kThrottleFault = 4;
+// The reasons set in `reasons` by name ("thermal", "power limit", "fault"), joined by `separator`;
+// "" when none. Every surface names them so (they read "power cap", "power-limit" and "power").
+std::string throttle_reason_names(uint64_t reasons, std::string_view separator);
 
 // Ids that once existed and must never be reused (empty so far).
 inline constexpr std::span<const FieldId> kRetiredFieldIds{};

@@ -22,13 +22,7 @@ struct Device {
 };
 
 std::string reason_names(uint64_t reasons) {
-  std::string out;
-  auto add = [&](uint64_t bit, const char* name) {
-    if (reasons & bit) out += (out.empty() ? "" : " and ") + std::string(name);
-  };
-  add(telemetry::kThrottleThermal, "thermal");
-  add(telemetry::kThrottlePowerLimit, "power cap");
-  add(telemetry::kThrottleFault, "fault");
+  std::string out = telemetry::throttle_reason_names(reasons, " and ");
   return out.empty() ? "unknown" : out;
 }
 

@@ -5,6 +5,7 @@
 
 #include "profiler/render/report_render.hpp"
 #include "profiler/render/text_table.hpp"
+#include "telemetry/fields.hpp"
 
 namespace npukit::prof {
 
@@ -212,9 +213,7 @@ std::string throttle_section(const Report& r) {
   std::string out = section("Throttling");
   TextTable t({"Device", "From(ms)", "To(ms)", "Duration(ms)", "Reasons", "Min clock(MHz)", "Mostly at(MHz)", "Share(%)"}, 0);
   for (const ThrottlePeriod& p : r.throttles) {
-    std::string reasons = std::string(p.reasons & 1 ? "thermal " : "") + (p.reasons & 2 ? "power-limit " : "") +
-                          (p.reasons & 4 ? "fault " : "");
-    if (!reasons.empty()) reasons.pop_back();
+    std::string reasons = telemetry::throttle_reason_names(p.reasons, ", ");
     t.add({std::to_string(p.device), ms_at(p.start, r.header.first_task),
            ms_at(p.end, r.header.first_task) + (p.open ? " (still)" : ""),
            fixed(static_cast<double>(p.end - p.start) / 1e6, 3), reasons, fixed(p.min_clock_mhz, 0),

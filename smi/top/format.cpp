@@ -79,18 +79,7 @@ std::string format_bytes(uint64_t bytes) {
 
 std::string format_mib(uint64_t bytes) { return std::to_string(bytes / (1024 * 1024)); }
 
-std::string throttle_text(uint64_t reasons) {
-  std::string out;
-  auto add = [&](uint64_t bit, const char* name) {
-    if ((reasons & bit) == 0) return;
-    if (!out.empty()) out += '+';
-    out += name;
-  };
-  add(tf::kThrottleThermal, "thermal");
-  add(tf::kThrottlePowerLimit, "power");
-  add(tf::kThrottleFault, "fault");
-  return out;
-}
+std::string throttle_text(uint64_t reasons) { return tf::throttle_reason_names(reasons, "+"); }
 
 std::string format_uptime(uint64_t ns) {
   uint64_t s = ns / 1'000'000'000ull;

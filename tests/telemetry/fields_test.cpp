@@ -217,5 +217,13 @@ TEST(Fields, EventTypesHaveUniqueIdsAndNames) {
   EXPECT_EQ(find_event_type(static_cast<EventType>(999)), nullptr);
 }
 
+// One name per throttle reason, read by the profiler's finding and section and by npu-top (they
+// said "power cap", "power-limit" and "power" for the same bit).
+TEST(Fields, EachThrottleReasonHasOneName) {
+  EXPECT_EQ(throttle_reason_names(kThrottleThermal | kThrottlePowerLimit | kThrottleFault, "+"), "thermal+power limit+fault");
+  EXPECT_EQ(throttle_reason_names(kThrottlePowerLimit, " and "), "power limit");
+  EXPECT_EQ(throttle_reason_names(0, ", "), "");
+}
+
 }  // namespace
 }  // namespace npukit::telemetry

@@ -81,7 +81,7 @@ TEST(TopCollector, AlarmsForHealthThrottlingAndEcc) {
   auto f = c->collect();
   EXPECT_EQ(alarm_texts(*f), (std::vector<std::string>{"NPU 1 Alarm 0x80E01802 uncorrectable HBM ECC error, reset isolates",
                                                       "NPU 1 ECC double-bit +1 (0s ago)",
-                                                      "NPU 2 throttled (thermal+power) 800/1850 MHz",
+                                                      "NPU 2 throttled (thermal+power limit) 800/1850 MHz",
                                                       "NPU 3 ECC single-bit +2000 (0s ago)"}));
   EXPECT_EQ(f->alarms[0].severity, Severity::kCritical);
   EXPECT_EQ(f->alarms[3].severity, Severity::kWarning);

@@ -2,6 +2,7 @@
 // size, no value is never drawn as 0, stale and absent nodes say so, overlays and ASCII mode.
 #include "tests/smi/top/top_test_util.hpp"
 
+#include "smi/top/format.hpp"
 #include "smi/top/input.hpp"
 #include "telemetry/naming.hpp"
 
@@ -242,3 +243,14 @@ TEST(TopRender, TheBannerPacksAlarmsAndCountsTheRest) {
 
 }  // namespace
 }  // namespace npukit::top::testing
+
+namespace npukit::top {
+namespace {
+
+TEST(Format, ThrottleReasonsAreNamedAsEverySurfaceNamesThem) {
+  EXPECT_EQ(throttle_text(telemetry::kThrottlePowerLimit), "power limit");  // was "power"
+  EXPECT_EQ(throttle_text(telemetry::kThrottleThermal | telemetry::kThrottlePowerLimit), "thermal+power limit");
+}
+
+}  // namespace
+}  // namespace npukit::top
