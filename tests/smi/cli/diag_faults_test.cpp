@@ -242,34 +242,39 @@ TEST(DiagLinks, ALinkDownOnAChipsOnlyLinkFailsDiagAsItFailsHealth) {
 namespace npukit::testing {
 namespace {
 
-// The "slowest" link diag names is the slowest it measured, a failing one included (it named the
-// slowest passing link, 0<->2 at 100%, beside 0<->1 failing at 25%).
-TEST(DiagHccs, TheSlowestLinkNamedIsTheSlowestMeasured) {
-  ScopedNode node("slowlink", "--speed 100");
-  auto inject = run_command(emud() + " inject --node-name " + node.name() + " --link 0-1 --fault link-degraded");
-  ASSERT_EQ(inject.exit_code, 0) << inject.output;
-  auto diag = run_command(std::string(NPUKIT_BUILD_DIR) + "/smi/npu-smi diag -r 2 -i 0 -v --node-name " + node.name());
-  EXPECT_EQ(diag.exit_code, 2) << diag.output;
-  EXPECT_NE(diag.output.find("HCCS Bandwidth, NPU 0: measured 7 link(s); slowest HCCS 0<->1 "), std::string::npos) << diag.output;
+// What level 2 says after one fault or setting on a node at 100x: its exit code and a line.
+struct Level2Case {
+  const char* name;
+  const char* emud;  // the npu-emud command and its target
+  const char* diag;  // npu-smi diag arguments
+  int exit_code;
+  const char* line;
+};
+
+const Level2Case kLevel2[] = {
+    // The "slowest" link is the slowest measured, a failing one included (it named the slowest
+    // passing link, 0<->2 at 100%, beside 0<->1 failing at 25%).
+    {"slowest_link", "inject --link 0-1 --fault link-degraded", "diag -r 2 -i 0 -v", 2,
+     "HCCS Bandwidth, NPU 0: measured 7 link(s); slowest HCCS 0<->1 "},
+    // A power limit holding the clock is the operator's setting: Compute WARNs naming it, as level
+    // 3 does and health calls it no fault (it FAILed: 228 of 314 TFLOPS at 200 W, below 75%).
+    {"power_limit", "set --device 1 --power-limit 200", "diag -r 2 -i 1 -v", 1,
+     "Compute, NPU 1: the power limit (200 W) held the clock: fp16 matmul "},
+};
+
+class DiagLevel2 : public ::testing::TestWithParam<Level2Case> {};
+
+TEST_P(DiagLevel2, SaysWhatTheFaultOrSettingIs) {
+  const Level2Case& c = GetParam();
+  ScopedNode node(c.name, "--speed 100");
+  auto emud_run = run_command(emud() + " " + c.emud + " --node-name " + node.name());
+  ASSERT_EQ(emud_run.exit_code, 0) << emud_run.output;
+  CommandResult diag = smi(node, c.diag);
+  EXPECT_EQ(diag.exit_code, c.exit_code) << diag.output;
+  EXPECT_NE(diag.output.find(c.line), std::string::npos) << diag.output;
 }
 
-}  // namespace
-}  // namespace npukit::testing
-
-namespace npukit::testing {
-namespace {
-
-// A power limit holding the clock is the operator's setting: level 2's Compute WARNs naming it, as
-// level 3 does and health calls it no fault (it FAILed: 228 of 314 TFLOPS at 200 W, below 75%).
-TEST(DiagCompute, APowerLimitAtWorkWarnsNamingTheLimit) {
-  ScopedNode node("capped", "--speed 100");
-  auto set = run_command(emud() + " set --node-name " + node.name() + " --device 1 --power-limit 200");
-  ASSERT_EQ(set.exit_code, 0) << set.output;
-  auto diag = run_command(std::string(NPUKIT_BUILD_DIR) + "/smi/npu-smi diag -r 2 -i 1 -v --node-name " + node.name());
-  EXPECT_EQ(diag.exit_code, 1) << diag.output;
-  EXPECT_NE(diag.output.find("Compute, NPU 1: the power limit (200 W) held the clock: fp16 matmul "), std::string::npos)
-      << diag.output;
-}
+INSTANTIATE_TEST_SUITE_P(Cases, DiagLevel2, ::testing::ValuesIn(kLevel2), [](const auto& i) { return std::string(i.param.name); });
 
 }  // namespace
 }  // namespace npukit::testing
