@@ -93,6 +93,18 @@ ViewState initial_view(const Options& o, bool unicode) {
   return v;
 }
 
+namespace {
+
+// The first view: a replay shows the interval its recording was made at unless -d says otherwise
+// (it said "every 1s" over a recording of -d 0.2).
+ViewState view_of(const Options& o, const Source& s) {
+  ViewState v = initial_view(o, locale_is_utf8());
+  if (s.replayer && !o.interval_given && s.replayer->interval_s() > 0) v.interval_s = s.replayer->interval_s();
+  return v;
+}
+
+}  // namespace
+
 bool locale_is_utf8() {
   const char* codeset = nl_langinfo(CODESET);
   return codeset != nullptr && (std::strcmp(codeset, "UTF-8") == 0 || std::strcmp(codeset, "utf8") == 0);
@@ -105,7 +117,7 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err) {
     return kExitUsage;
   }
   Source& s = *source;
-  ViewState v = initial_view(o, locale_is_utf8());
+  ViewState v = view_of(o, s);
   TextCanvas canvas(o.width, o.height);
   Recording rec;
   int frames = s.replayer ? std::min<int>(o.frames, static_cast<int>(s.replayer->frames())) : o.frames;
@@ -128,6 +140,7 @@ int run_headless(const Options& o, std::ostream& out, std::ostream& err) {
     out << (i > 0 ? "\n" : "") << canvas.text() << std::flush;
   }
   if (!o.record.empty()) {
+    rec.interval_s = o.interval_s;
     Status saved = save_recording(o.record, rec);
     if (!saved.ok()) {
       err << "npu-top: " << saved.message() << "\n";
@@ -150,7 +163,7 @@ int run(const Options& o) {
   }
   auto control = system_process_control();
   Source& s = *source;
-  return run_curses(o, [&s] { return s.next(); }, initial_view(o, locale_is_utf8()), *control);
+  return run_curses(o, [&s] { return s.next(); }, view_of(o, s), *control);
 }
 
 }  // namespace npukit::top

@@ -41,6 +41,7 @@ inline constexpr int kExitPermission = exit_code::kNoAccess;
 struct Options {
   std::string node = "npukit";
   double interval_s = 1.0;
+  bool interval_given = false;  // -d on the command line (a replay otherwise shows its recording's)
   int frames = 0;  // > 0: headless
   int width = 80;  // headless size
   int height = 24;

@@ -97,6 +97,7 @@ int parse_command_line(int argc, const char* const* argv, Options& o) {
   } catch (const CLI::ParseError& e) {
     return cli::parse_error_exit(app, e);
   }
+  o.interval_given = app.get_option("--interval")->count() > 0;
   if (!r.size.empty()) {
     auto wh = parse_size(r.size);
     if (!wh.ok()) {

@@ -181,8 +181,10 @@ json recording_to_json(const Recording& rec) {
   for (const auto& d : rec.devices) devices.push_back(device_json(d));
   for (auto id : rec.fields) fields.push_back(tf::find_field(id)->name);
   for (const auto& fr : rec.frames) frames.push_back(frame_json(fr));
-  return {{"format", "npu-top-recording"}, {"version", 1}, {"node", node_json(rec.node)},
-          {"devices", devices}, {"fields", fields}, {"frames", frames}};
+  json j = {{"format", "npu-top-recording"}, {"version", 1}, {"node", node_json(rec.node)},
+            {"devices", devices}, {"fields", fields}, {"frames", frames}};
+  if (rec.interval_s > 0) j["interval_s"] = rec.interval_s;
+  return j;
 }
 
 Result<Recording> recording_from_json(const json& j, const std::string& where) {
@@ -196,6 +198,9 @@ Result<Recording> recording_from_json(const json& j, const std::string& where) {
     read_into(n.at("node_name"), rec.node.node_name), read_into(n.at("node_spec"), rec.node.node_spec);
     read_into(n.at("topology"), rec.node.topology), read_into(n.at("driver_version"), rec.node.driver_version);
     read_into(n.at("tool_version"), rec.node.tool_version), read_into(n.at("card_count"), rec.node.card_count);
+    at = "interval_s";
+    if (j.contains("interval_s")) rec.interval_s = j.at("interval_s").get<double>();  // a wrong type is the catch below's
+    if (!(rec.interval_s >= 0.05 && rec.interval_s <= 3600)) rec.interval_s = 0;   // outside what -d takes: not kept
     at = "devices";
     for (const auto& d : j.at("devices")) rec.devices.push_back(device_from_json(d));
     at = "fields";

@@ -47,6 +47,7 @@ struct RecordedFrame {
 
 struct Recording {
   tf::NodeInfo node;
+  double interval_s = 0;  // the refresh interval it was recorded at (0: not kept, older recordings)
   std::vector<tf::DeviceInfo> devices;
   std::vector<tf::FieldId> fields;
   std::vector<RecordedFrame> frames;
@@ -68,6 +69,7 @@ class Replayer {
   // InvalidArgument when the recording has no devices or no frames.
   static Result<std::unique_ptr<Replayer>> create(Recording rec);
   std::size_t frames() const { return rec_.frames.size(); }
+  double interval_s() const { return rec_.interval_s; }  // 0 when the recording did not keep it
   // Publishes frame `i` (values, process table, events; a stale frame closes the bus).
   void step(std::size_t i);
   // For a Collector: clients of the bus, and the current frame's virtual time as the clock.

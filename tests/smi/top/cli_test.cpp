@@ -126,6 +126,10 @@ TEST(TopCli, ARecordingOfALiveNodeReplaysToTheSameDeviceRows) {
   auto a = split_lines(live.output), b = split_lines(replayed.output);
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 2 * 25 + 1; i < 2 * 25 + 1 + 9; ++i) EXPECT_EQ(a[i], b[i]) << "line " << i;
+  // The header says the interval it was recorded at (it said "every 1s"), unless -d says otherwise.
+  EXPECT_EQ(a[0].substr(a[0].find("every")), b[0].substr(b[0].find("every"))) << a[0] << "\n" << b[0];
+  auto given = run_command(top() + " --replay " + file + " --frames 1 --interval 2" + common);
+  EXPECT_NE(given.output.find("every 2s"), std::string::npos) << given.output;
   auto bad = run_command(top() + " --node " + node.name() + " --frames 1 --record /nonexistent-dir/x.json");
   EXPECT_EQ(bad.exit_code, 1) << bad.output;
   EXPECT_NE(bad.output.find("/nonexistent-dir/x.json: cannot write: No such file or directory"), std::string::npos)
