@@ -15,10 +15,10 @@ using nlohmann::json;
 
 Result<std::unique_ptr<Daemon>> Daemon::create(const DaemonOptions& options) {
   NPUKIT_RETURN_IF_ERROR(tf::validate_node_name(options.node_name));
-  if (!(options.speed > 0 && options.speed <= 1000)) {
+  if (!(options.speed > 0 && options.speed <= kMaxSpeed)) {
     return InvalidArgument("speed must be in (0, 1000], got " + std::to_string(options.speed));
   }
-  if (!(options.rate_hz > 0 && options.rate_hz <= 1000)) {
+  if (!(options.rate_hz > 0 && options.rate_hz <= kMaxRateHz)) {
     return InvalidArgument("publish rate must be in (0, 1000] Hz, got " + std::to_string(options.rate_hz));
   }
   std::unique_ptr<Daemon> d(new Daemon(options));

@@ -32,6 +32,10 @@
 
 namespace npukit::emu {
 
+// The bounds of --speed and --rate: (0, kMaxSpeed] virtual s per wall s, (0, kMaxRateHz] Hz.
+inline constexpr double kMaxSpeed = 1000;
+inline constexpr double kMaxRateHz = 1000;
+
 struct DaemonOptions {
   std::string node_name = "npukit";
   std::string spec = "8x910B2";

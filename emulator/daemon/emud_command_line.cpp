@@ -53,6 +53,7 @@ void add_node_commands(CLI::App& app, Args& a, Commands& c) {
       ->capture_default_str()
       ->type_name("SPEC");
   // (0, 1000], as the daemon takes them: a value outside is a usage error, not a node that failed.
+  static_assert(kMaxSpeed == 1000 && kMaxRateHz == 1000, "the validator's text says (0, 1000]");
   const CLI::Validator up_to_1000(
       [](std::string& text) {
         double v = 0;
@@ -61,7 +62,7 @@ void add_node_commands(CLI::App& app, Args& a, Commands& c) {
         } catch (const std::exception&) {
           return std::string("not a number: ") + text;
         }
-        return v > 0 && v <= 1000 ? std::string() : "must be in (0, 1000], got " + text;
+        return v > 0 && v <= kMaxSpeed ? std::string() : "must be in (0, 1000], got " + text;
       },
       "(0, 1000]");
   c.start->add_option("--speed", o.speed, "virtual seconds per wall second")->check(up_to_1000)->capture_default_str();

@@ -21,7 +21,7 @@ namespace npukit::probes {
 struct JobOutcome {
   bool ok = false;
   std::string error;             // why not ok: the daemon's refusal or the runtime's error
-  std::vector<double> step_ms;   // every step of rank 0, in virtual milliseconds
+  std::vector<double> step_ms;   // the job's step times (a step is done on every rank), virtual ms
   nlohmann::json findings = nlohmann::json::array();  // what diagnostic ops found (memtest)
   // The node's accounting of the job from its start to its end (npu-smi stats' figures: per
   // device ecc_single_bit, ecc_double_bit, temperature_max_c, energy_j; duration_s): the ground

@@ -2,7 +2,6 @@
 
 #include "profiler/analyze/ranks.hpp"
 
-#include <optional>
 #include <algorithm>
 #include <array>
 #include <charconv>
@@ -11,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>

@@ -1,6 +1,5 @@
 #include "profiler/cli/cli.hpp"
 
-#include <algorithm>
 #include <signal.h>
 
 #include <CLI/CLI.hpp>

@@ -75,12 +75,12 @@ void add_routes(httplib::Server& server, Exporter& exporter) {
 
 // Binds `server` to host:port (port 0: any free one): the bound port, or -1 with `error` set.
 int bind_server(httplib::Server& server, const std::string& host, int port, std::string& error) {
-  std::string ip = host == "localhost" ? "127.0.0.1" : host;
-  in_addr addr{};
-  if (inet_pton(AF_INET, ip.c_str(), &addr) != 1) {
+  std::optional<std::string> address = listen_address(host);
+  if (!address) {
     error = "'" + host + "' is not an IPv4 address";
     return -1;
   }
+  const std::string& ip = *address;
   // httplib reports only failure; errno is still bind()'s or listen()'s (close() keeps it).
   errno = 0;
   int bound = port == 0 ? server.bind_to_any_port(ip) : (server.bind_to_port(ip, port) ? port : -1);

@@ -27,17 +27,22 @@ bool parse_listen(const std::string& text, ExporterOptions& out) {
   }
   int p = std::stoi(port);
   if (p > 65535) return false;
-  // The host is an IPv4 address or localhost, as the server binds (a malformed or IPv6 address
-  // is a bad argument, not an address it failed to listen on).
+  // A host the server cannot bind (malformed, IPv6) is a bad argument, not a failure to listen.
   std::string host = text.substr(0, colon);
-  in_addr addr{};
-  if (host != "localhost" && inet_pton(AF_INET, host.c_str(), &addr) != 1) return false;
+  if (!listen_address(host)) return false;
   out.host = host;
   out.port = p;
   return true;
 }
 
 }  // namespace
+
+std::optional<std::string> listen_address(const std::string& host) {
+  std::string ip = host == "localhost" ? "127.0.0.1" : host;
+  in_addr addr{};
+  if (inet_pton(AF_INET, ip.c_str(), &addr) != 1) return std::nullopt;
+  return ip;
+}
 
 std::shared_ptr<tf::Client> Exporter::client(std::string& error) {
   std::lock_guard lock(mu_);

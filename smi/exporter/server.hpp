@@ -18,6 +18,7 @@
 #include <iosfwd>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "telemetry/cli/meta.hpp"
@@ -54,6 +55,9 @@ struct ExporterOptions {
   std::string node;
   bool version = false;  // --version: print it and exit
 };
+// The IPv4 address the server binds for `host` (an IPv4 address, or localhost: 127.0.0.1);
+// nullopt for anything else (a malformed or IPv6 address).
+std::optional<std::string> listen_address(const std::string& host);
 // false with a one-line message in `error` for bad arguments; `help` set for -h/--help.
 bool parse_exporter_args(int argc, const char* const* argv, ExporterOptions& out, bool& help, std::string& error);
 std::string exporter_help();
