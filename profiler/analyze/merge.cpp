@@ -104,6 +104,7 @@ void to_cluster_ids(ProfileData& p, int base, int64_t link_base) {
   p.device_ranks = shifted(p.device_ranks, base);
   p.overlap = shifted(p.overlap, base);
   p.hbm_capacity = shifted(p.hbm_capacity, base);
+  p.allocator_peak = shifted(p.allocator_peak, base);
   p.initial_clock = shifted(p.initial_clock, base);
 }
 
@@ -155,6 +156,7 @@ void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t
   into.npu_names.insert(part.npu_names.begin(), part.npu_names.end());
   into.links.insert(part.links.begin(), part.links.end());
   into.hbm_capacity.insert(part.hbm_capacity.begin(), part.hbm_capacity.end());
+  into.allocator_peak.insert(part.allocator_peak.begin(), part.allocator_peak.end());
   into.device_ranks.insert(part.device_ranks.begin(), part.device_ranks.end());
   into.initial_clock.insert(part.initial_clock.begin(), part.initial_clock.end());
   for (NodeEvent& e : part.events) {

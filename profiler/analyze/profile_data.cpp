@@ -297,6 +297,15 @@ Status load_hbm_capacity(Db& db, ProfileData& p) {
   return q->status();
 }
 
+Status load_allocator_peak(Db& db, ProfileData& p) {
+  auto has = db.has_table("NPU_OP_MEM");
+  if (!has.ok() || !*has) return has.status();
+  auto q = db.prepare("SELECT deviceId, max(totalAllocate), max(totalReserve) FROM NPU_OP_MEM GROUP BY deviceId");
+  if (!q.ok()) return q.status();
+  while (q->next()) p.allocator_peak[static_cast<int>(q->i64(0))] = {q->i64(1), q->i64(2)};
+  return q->status();
+}
+
 Status load_links(Db& db, ProfileData& p) {
   auto has = db.has_table("EMU_LINK");
   if (!has.ok() || !*has) return has.status();
@@ -407,7 +416,7 @@ Result<ProfileData> load_one(const std::string& file, const LoadOptions& options
   if (!db.ok()) return db.status();
   ProfileData p;
   p.db_path = file;
-  for (auto step : {validate, load_basics, load_tasks, load_collectives, load_steps, load_overlap, load_node_data, load_links, load_job_settings, load_hbm_capacity,
+  for (auto step : {validate, load_basics, load_tasks, load_collectives, load_steps, load_overlap, load_node_data, load_links, load_job_settings, load_hbm_capacity, load_allocator_peak,
                     load_initial_clock}) {
     Status s = step(*db, p);
     if (!s.ok()) return as_bad_input(s, p.db_path);

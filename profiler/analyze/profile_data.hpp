@@ -127,6 +127,13 @@ struct ProfileData {
   std::vector<NodeEvent> events;  // EMU_EVENT without alloc/free
   std::map<int64_t, LinkRecord> links;  // EMU_LINK by linkId (each rank's database holds its own)
   std::map<int, int64_t> hbm_capacity;  // per device, bytes (the npu_hbm_total_bytes counter)
+  // Per device, the most any recorded process's allocator held (NPU_OP_MEM's totals, bytes): exact
+  // at every alloc and free, where the memory samples can fall outside a short job.
+  struct AllocatorPeak {
+    int64_t allocated = 0;
+    int64_t reserved = 0;
+  };
+  std::map<int, AllocatorPeak> allocator_peak;
   uint64_t alloc_events = 0;      // NPU_OP_MEM alloc rows
   struct AllocCall {  // a device malloc or free and what it cost the host
     int32_t device = 0;

@@ -268,9 +268,16 @@ void comm_tables(const ProfileData& d, const StepFilter& filter, Report& r) {
 void memory_tables(const ProfileData& d, Report& r) {
   std::map<int, MemoryRow> rows;
   const int64_t first_task = r.header.first_task;
+  std::map<int, std::pair<int64_t, int64_t>> busy;  // per device, its first task start and last task end
+  for (const TaskRecord& t : d.tasks) {
+    auto [it, fresh] = busy.try_emplace(t.device, t.start, t.end);
+    it->second = {std::min(it->second.first, t.start), std::max(it->second.second, t.end)};
+  }
   for (const MemorySample& m : d.memory) {
     auto [it, fresh] = rows.try_emplace(m.device, MemoryRow{m.device, m.bytes, m.ts, m.bytes, m.bytes, 0});
     MemoryRow& row = it->second;
+    auto window = busy.find(m.device);
+    if (window != busy.end() && m.ts >= window->second.first && m.ts <= window->second.second) ++row.samples_in_job;
     row.ddr = m.ddr;
     // A peak held since before the job (flat memory) is placed at the job's first sample of it,
     // not at a sample taken seconds before the first task (a negative "at" time).
@@ -278,6 +285,11 @@ void memory_tables(const ProfileData& d, Report& r) {
     if (m.bytes > row.peak_bytes || into_job) row.peak_bytes = m.bytes, row.peak_ts = m.ts;
     row.last_bytes = m.bytes;
     ++row.samples;
+  }
+  for (const auto& [device, peak] : d.allocator_peak) {
+    auto [it, fresh] = rows.try_emplace(device, MemoryRow{.device = device});
+    it->second.allocated_peak = peak.allocated;
+    it->second.reserved_peak = peak.reserved;
   }
   for (auto& [device, row] : rows) {
     auto capacity = d.hbm_capacity.find(device);

@@ -128,6 +128,10 @@ struct MemoryRow {
   int device = 0;
   int64_t peak_bytes = 0, peak_ts = 0, first_bytes = 0, last_bytes = 0;
   uint64_t samples = 0;
+  uint64_t samples_in_job = 0;  // of those, taken between the device's first task start and last task end
+  // The most the recorded processes' allocator held on it, allocated and reserved (NPU_OP_MEM;
+  // -1 when it holds no allocation): exact, where the samples may miss a short job.
+  int64_t allocated_peak = -1, reserved_peak = -1;
   int64_t capacity_bytes = 0;  // the device's HBM (0 when the recording does not say)
   bool ddr = false;            // the samples are DDR (310P), not HBM
 };

@@ -163,13 +163,16 @@ std::string memory_clock_section(const Report& r) {
   double max_mhz = 0;
   for (const ClockPoint& p : r.clock_timeline) max_mhz = std::max(max_mhz, static_cast<double>(p.mhz));
   std::string out = "<section id=\"memory\"><h2>Memory and clock per rank</h2><table><tr><th>rank</th><th>HBM in use</th>"
-                    "<th>peak (MiB)</th><th>AI-core clock</th><th>lowest (MHz)</th></tr>";
+                    "<th>peak (MiB)</th><th>job's allocator reserved (MiB)</th><th>AI-core clock</th><th>lowest (MHz)</th></tr>";
   for (std::size_t i = 0; i < r.memory.size(); ++i) {
     const MemoryRow& m = r.memory[i];
     out += "<tr><td>" + r.header.rank_label(m.device) + "</td><td>" +
            html::sparkline(memory[m.device], static_cast<double>(end), 0, std::max(1.0, m.peak_bytes * kMiB), kComputing,
                            "HBM in use (MiB) over the recording", 320, 36) +
            "</td><td>" + checked(static_cast<double>(m.peak_bytes), 0, "/memory/devices/" + std::to_string(i) + "/peak_bytes", kMiB) +
+           "</td><td>" +
+           (m.reserved_peak < 0 ? std::string("&ndash;")
+                                : checked(static_cast<double>(m.reserved_peak), 0, "/memory/devices/" + std::to_string(i) + "/reserved_peak_bytes", kMiB)) +
            "</td><td>";
     auto c = min_clock_at.find(m.device);
     if (c == min_clock_at.end()) {

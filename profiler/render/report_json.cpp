@@ -95,6 +95,9 @@ json memory(const Report& r) {
   for (const MemoryRow& m : r.memory) {
     out["devices"].push_back({{"device", m.device}, {"peak_bytes", m.peak_bytes}, {"peak_ts_ns", m.peak_ts},
                               {"first_bytes", m.first_bytes}, {"last_bytes", m.last_bytes}, {"samples", m.samples},
+                              {"samples_in_job", m.samples_in_job},
+                              {"allocated_peak_bytes", m.allocated_peak >= 0 ? json(m.allocated_peak) : json()},
+                              {"reserved_peak_bytes", m.reserved_peak >= 0 ? json(m.reserved_peak) : json()},
                               {"capacity_bytes", m.capacity_bytes}});
   }
   for (const MemoryPoint& p : r.memory_timeline) out["timeline"].push_back({{"device", p.device}, {"ts_ns", p.ts}, {"bytes", p.bytes}});

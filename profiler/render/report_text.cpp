@@ -189,13 +189,26 @@ std::string memory_section(const Report& r) {
   bool ddr = !r.memory.empty() && std::all_of(r.memory.begin(), r.memory.end(), [](const MemoryRow& m) { return m.ddr; });
   bool hbm = std::none_of(r.memory.begin(), r.memory.end(), [](const MemoryRow& m) { return m.ddr; });
   std::string peak = std::string("Peak ") + (ddr ? "DDR" : hbm ? "HBM" : "memory") + "(MiB)";
-  TextTable t({"Device", peak, "Peak at(ms)", "First(MiB)", "Last(MiB)", "Samples"}, 0);
+  TextTable t({"Device", peak, "Peak at(ms)", "First(MiB)", "Last(MiB)", "Samples", "Allocated(MiB)", "Reserved(MiB)"}, 0);
+  bool allocator = false;
+  std::string outside;  // devices whose every sample fell outside their tasks
   for (const MemoryRow& m : r.memory) {
-    t.add({std::to_string(m.device), mib(m.peak_bytes), ms_at(m.peak_ts, r.header.first_task), mib(m.first_bytes),
-           mib(m.last_bytes), std::to_string(m.samples)});
+    bool sampled = m.samples > 0;
+    auto or_dash = [](bool known, const std::string& v) { return known ? v : std::string("-"); };
+    t.add({std::to_string(m.device), or_dash(sampled, mib(m.peak_bytes)), or_dash(sampled, ms_at(m.peak_ts, r.header.first_task)),
+           or_dash(sampled, mib(m.first_bytes)), or_dash(sampled, mib(m.last_bytes)), std::to_string(m.samples),
+           or_dash(m.allocated_peak >= 0, mib(m.allocated_peak)), or_dash(m.reserved_peak >= 0, mib(m.reserved_peak))});
+    allocator |= m.allocated_peak >= 0;
+    if (sampled && m.samples_in_job == 0 && m.allocated_peak > 0) outside += (outside.empty() ? "" : ",") + std::to_string(m.device);
   }
   if (t.empty()) return out + "  (no memory samples)\n";
-  out += t.render() + "  Timeline (MiB, max per slot of the session):\n";
+  out += t.render();
+  if (allocator) out += "  Allocated, Reserved: the most the recorded processes' allocator held (from every alloc and free).\n";
+  if (!outside.empty()) {
+    out += "  No sample fell within the tasks of device " + outside + ": the sampled columns show memory\n"
+           "  outside the job; the allocator's columns are the job's.\n";
+  }
+  out += "  Timeline (MiB, max per slot of the session):\n";
   std::map<int, std::string> lines;
   for (const MemoryPoint& p : r.memory_timeline) lines[p.device] += " " + mib(p.bytes);
   // Devices with the same timeline share one line.

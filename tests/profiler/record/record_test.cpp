@@ -2,6 +2,8 @@
 // with the sqlite3 CLI), content, modes.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -201,6 +203,37 @@ TEST(Record, The310PsMemoryIsReportedAsDdr) {
   EXPECT_NE(memory.output.find("Peak DDR(MiB)"), std::string::npos) << memory.output;
   auto hbm = run_command(prof() + " report " + small_run().dir + " --section memory");
   EXPECT_NE(hbm.output.find("Peak HBM(MiB)"), std::string::npos) << hbm.output;
+}
+
+// A job shorter than the sampling interval falls between two memory samples: the memory section
+// showed the idle device's memory as the peak (1560 MiB on a 310P, with none of the job's 120 MiB)
+// and nothing else. It now shows what the job's allocator held, from NPU_OP_MEM, and says when no
+// sample fell within the job.
+TEST(Record, AJobBetweenTwoMemorySamplesShowsWhatItsAllocatorHeld) {
+  ScopedNode node("between", "--spec 4x310P3 --speed 1000");
+  TempDir dir("between");
+  auto r = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() + " " +
+                       data_path("small-train.json") + " --steps 1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string db = find_db(dir.str());
+  auto truth = sqlite(db, "SELECT max(totalAllocate), max(totalReserve), (SELECT count(*) FROM NPU_MEM m, "
+                          "(SELECT min(startNs) s, max(endNs) e FROM TASK WHERE deviceId = 0) t "
+                          "WHERE m.deviceId = 0 AND m.timestampNs BETWEEN t.s AND t.e) FROM NPU_OP_MEM WHERE deviceId = 0");
+  long long allocated = 0, reserved = 0, in_job = -1;
+  ASSERT_EQ(std::sscanf(truth.output.c_str(), "%lld|%lld|%lld", &allocated, &reserved, &in_job), 3) << truth.output;
+  ASSERT_GT(allocated, 0);
+  auto json_out = run_command("(" + prof() + " report " + dir.str() + " --format json 2>/dev/null)");
+  auto report = nlohmann::json::parse(json_out.output, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << json_out.output;
+  const auto& device = report["memory"]["devices"][0];
+  EXPECT_EQ(device["allocated_peak_bytes"], allocated);
+  EXPECT_EQ(device["reserved_peak_bytes"], reserved);
+  EXPECT_EQ(device["samples_in_job"], in_job);
+  auto text = run_command(prof() + " report " + dir.str() + " --section memory");
+  EXPECT_NE(text.output.find("Allocated(MiB)  Reserved(MiB)"), std::string::npos) << text.output;
+  bool said = text.output.find("No sample fell within the tasks of device 0") != std::string::npos;
+  EXPECT_EQ(said, in_job == 0) << text.output;
+  EXPECT_EQ(in_job, 0) << "at speed 1000 the one-step job should run between two samples";
 }
 
 TEST(Record, AttachRecordsARunningNodeForADuration) {
