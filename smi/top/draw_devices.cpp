@@ -27,13 +27,18 @@ constexpr int kSideGraphsWidth = kPanelSideGraphsWidth - 2;  // inner width: gra
 
 bool stale(const Frame& f) { return f.state != NodeState::kLive; }
 
-// Volatile single-bit / double-bit ECC errors: "0/1".
-std::string ecc_text(const Frame& f, int d) {
-  auto count = [&](telemetry::FieldId id) {
-    auto s = f.snapshot.device(d, id);
-    return s.ok() ? std::to_string(s.as_u64()) : std::string(missing_text(s.status));
-  };
-  return count(fid::kEccSingleBitVolatile) + "/" + count(fid::kEccDoubleBitVolatile);
+// Volatile single-bit / double-bit ECC errors in at most `width` characters: "0/1", "73.3M/0",
+// "73M/12k"; a row of '#' when even that is too wide (a count is never cut to a smaller one).
+std::string ecc_text(const Frame& f, int d, int width) {
+  for (bool decimals : {true, false}) {
+    auto count = [&](telemetry::FieldId id) {
+      auto s = f.snapshot.device(d, id);
+      return s.ok() ? format_count(s.as_u64(), decimals) : std::string(missing_text(s.status));
+    };
+    std::string text = count(fid::kEccSingleBitVolatile) + "/" + count(fid::kEccDoubleBitVolatile);
+    if (display_width(text) <= width) return text;
+  }
+  return std::string(static_cast<std::size_t>(std::max(width, 0)), '#');
 }
 
 std::string compact_label(int id, int w, const Frame& f, const ViewState& v) {
@@ -94,7 +99,7 @@ void draw_compact_cell(const Region& r, const ColumnSpan& c, const Frame& f, con
       break;
     }
     case kHealth: cell.text(0, 0, telemetry::health_name(s.health(d)), health_style(s.health(d), stale(f))); break;
-    case kEcc: right(ecc_text(f, d), Style::kNormal); break;
+    case kEcc: right(ecc_text(f, d, c.w), Style::kNormal); break;
     case kSpark: draw_sparkline(cell, f, v, Metric::kUtil, d); break;
   }
 }
@@ -132,6 +137,45 @@ void draw_graph_stack(const Region& r, const Frame& f, const ViewState& v, int d
   }
 }
 
+// A panel's health line in `w` columns: the health, its error code and why the clock throttles on
+// the left, the volatile ECC counts and the process count on the right. What does not fit goes
+// first from the least needed: the process count; then, when there are ECC errors to show, the
+// throttle reasons (the clock gauge is drawn in warning colours) and the error code (the alarm
+// banner carries it); else the ECC counts.
+void draw_health_line(const Region& g, int w, const Frame& f, int d, const std::string& throttle) {
+  const auto& s = f.snapshot;
+  telemetry::Health h = s.health(d);
+  auto code = s.device(d, fid::kErrorCode);
+  std::string code_text = code.ok() && code.as_u64() != 0 ? smi::error_code_text(code.as_u64()) : "";
+  auto procs = s.device(d, fid::kProcessCount);
+  std::string procs_text = field_label(fid::kProcessCount, 5) + " " +
+                           (procs.ok() ? std::to_string(procs.as_u64()) : missing_text(procs.status));
+  std::string ecc = "ECC " + ecc_text(f, d, 11);
+  auto sbe = s.device(d, fid::kEccSingleBitVolatile), dbe = s.device(d, fid::kEccDoubleBitVolatile);
+  bool errors = (sbe.ok() && sbe.as_u64() > 0) || (dbe.ok() && dbe.as_u64() > 0);
+  // What stays on the left, dropped from the end while the line is too long: with ECC errors to
+  // show, the throttle reasons and then the error code; without, nothing (the counts give way).
+  struct Left {
+    bool code, throttle;
+  };
+  std::vector<Left> lefts = {{true, true}};
+  if (errors) lefts.insert(lefts.end(), {{true, false}, {false, false}});
+  for (std::size_t i = 0; i < lefts.size(); ++i) {
+    std::string left = telemetry::health_name(h);
+    if (lefts[i].code && !code_text.empty()) left += " " + code_text;
+    if (lefts[i].throttle && !throttle.empty()) left += " " + throttle;
+    int room = w - display_width(left) - 2;
+    if (room < display_width(ecc) && i + 1 < lefts.size()) continue;
+    int n = g.text(0, 7, telemetry::health_name(h), health_style(h, stale(f)));
+    if (lefts[i].code && !code_text.empty()) n += 1 + g.text(n + 1, 7, code_text, health_style(h, stale(f)));
+    if (lefts[i].throttle && !throttle.empty()) g.text(n + 1, 7, throttle, Style::kWarn);
+    std::string both = ecc + "  " + procs_text;
+    if (display_width(both) <= room) g.text_right(w, 7, both, Style::kDim);
+    else if (display_width(ecc) <= room) g.text_right(w, 7, ecc, Style::kDim);
+    return;
+  }
+}
+
 void draw_panel_gauges(const Region& r, const Frame& f, int d) {
   const auto& s = f.snapshot;
   auto m = memory_fields(f, d);
@@ -159,15 +203,7 @@ void draw_panel_gauges(const Region& r, const Frame& f, int d) {
   bool throttled = throttle.ok() && throttle.as_u64() != 0;
   draw_gauge(g, 0, 6, w, fraction(clock, s.device(d, fid::kAicoreClockMaxMhz)), throttled ? Style::kWarn : Style::kGood,
              format_mhz(clock), throttled ? Style::kWarn : Style::kNormal, 7);
-  telemetry::Health h = s.health(d);
-  auto code = s.device(d, fid::kErrorCode);
-  int n = g.text(0, 7, telemetry::health_name(h), health_style(h, stale(f)));
-  if (code.ok() && code.as_u64() != 0) n += 1 + g.text(n + 1, 7, smi::error_code_text(code.as_u64()), health_style(h, stale(f)));
-  if (throttled) n += 1 + g.text(n + 1, 7, throttle_text(throttle.as_u64()), Style::kWarn);
-  auto procs = s.device(d, fid::kProcessCount);
-  std::string tail = "ECC " + ecc_text(f, d) + "  " + field_label(fid::kProcessCount, 5) + " " +
-                     (procs.ok() ? std::to_string(procs.as_u64()) : missing_text(procs.status));
-  if (display_width(tail) + n + 2 <= w) g.text_right(w, 7, tail, Style::kDim);
+  draw_health_line(g, w, f, d, throttled ? throttle_text(throttle.as_u64()) : "");
 }
 
 void draw_panel(Canvas& canvas, Rect rect, const Frame& f, const ViewState& v, const Glyphs& g, int d) {

@@ -79,6 +79,16 @@ std::string format_bytes(uint64_t bytes) {
 
 std::string format_mib(uint64_t bytes) { return std::to_string(bytes / (1024 * 1024)); }
 
+std::string format_count(uint64_t n, bool decimals) {
+  if (n < 10'000) return std::to_string(n);
+  const char* suffix = "kMGTPE";
+  uint64_t unit = 1000;
+  while (n / unit >= 1000 && suffix[1] != '\0') unit *= 1000, ++suffix;
+  uint64_t whole = n / unit;
+  if (decimals && whole < 100) return std::to_string(whole) + "." + std::to_string(n / (unit / 10) % 10) + *suffix;
+  return std::to_string(whole) + *suffix;
+}
+
 std::string throttle_text(uint64_t reasons) { return tf::throttle_reason_names(reasons, "+"); }
 
 std::string format_uptime(uint64_t ns) {

@@ -33,6 +33,9 @@ std::string format_watts(const telemetry::Sample& used, const telemetry::Sample&
 std::string format_memory(const telemetry::Sample& used, const telemetry::Sample& total);  // "12.3/64.0G"
 std::string format_bytes(uint64_t bytes);   // "512M", "12.3G"
 std::string format_mib(uint64_t bytes);     // whole MiB, as npu-smi prints process memory
+// A count in at most 5 characters: exact below 10,000, then "12.3k", "123k", "73.3M" (with
+// `decimals` false "12k", "73M"), rounded down so a count never reads higher than it is.
+std::string format_count(uint64_t n, bool decimals = true);
 // "thermal", "power", "fault" joined with '+'; "" when no bit is set.
 std::string throttle_text(uint64_t reasons);
 std::string format_uptime(uint64_t ns);     // "2d 03:04:05", "03:04:05"

@@ -129,6 +129,35 @@ TEST(TopRender, NoValueIsDrawnAsNaOrDashNeverZero) {
   EXPECT_EQ(row1.find("0C"), std::string::npos) << row1;
 }
 
+// A count wider than its cell was cut from the right: 73,298,473 single-bit errors read
+// "7329847" (ten times fewer) and the double-bit count was gone. The compact row shows it whole
+// in fewer characters; the detailed panel kept the counts off its health line whenever the
+// device had an error code, exactly when they matter.
+TEST(TopRender, LargeEccCountsAreShortenedNeverCut) {
+  TestNode node(test_node_name(), 2);
+  DeviceValues storm;
+  storm.sbe_total = 73'298'473;
+  storm.dbe_total = 2;
+  storm.health = 1;
+  storm.code = 0x80E01801;
+  node.publish(1, storm);
+  auto f = node.collector()->collect();
+  for (int width : {120, 160, 200}) {
+    TextCanvas canvas(width, 30);
+    ViewState v;
+    v.device_view = DeviceView::kCompact;
+    Layout l = render(canvas, *f, v);
+    std::string row = canvas.lines()[static_cast<std::size_t>(l.devices[1].y)];
+    EXPECT_NE(row.find(" 73.2M/2"), std::string::npos) << width << ": " << row;
+    EXPECT_EQ(row.find("7329847"), std::string::npos) << width << ": " << row;
+  }
+  ViewState detailed;
+  detailed.device_view = DeviceView::kDetailed;
+  std::string text = render_text(*f, detailed, 160, 45);
+  EXPECT_NE(text.find("0x80E01801"), std::string::npos) << text;
+  EXPECT_NE(text.find("ECC 73.2M/2"), std::string::npos) << text;
+}
+
 TEST(TopRender, AStaleNodeIsShownStaleNotWithFrozenValues) {
   TestNode node(test_node_name(), 2);
   auto collector = node.collector();
@@ -246,6 +275,17 @@ TEST(TopRender, TheBannerPacksAlarmsAndCountsTheRest) {
 
 namespace npukit::top {
 namespace {
+
+TEST(Format, CountsFitInFiveCharactersAndNeverReadHigher) {
+  EXPECT_EQ(format_count(0), "0");
+  EXPECT_EQ(format_count(9'999), "9999");
+  EXPECT_EQ(format_count(12'399), "12.3k");
+  EXPECT_EQ(format_count(123'999), "123k");
+  EXPECT_EQ(format_count(999'999), "999k");
+  EXPECT_EQ(format_count(73'298'473), "73.2M");
+  EXPECT_EQ(format_count(73'298'473, false), "73M");
+  EXPECT_EQ(format_count(18'446'744'073'709'551'615ull), "18.4E");
+}
 
 TEST(Format, ThrottleReasonsAreNamedAsEverySurfaceNamesThem) {
   EXPECT_EQ(throttle_text(telemetry::kThrottlePowerLimit), "power limit");  // was "power"
