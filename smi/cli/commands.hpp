@@ -24,6 +24,9 @@ struct Session {
 std::optional<Session> open_session(Context& ctx, int& exit_code);
 // "npu-smi: warning: node 'x' is stale (<reason>): values are not live\n".
 std::string stale_warning(const telemetry::Snapshot& s);
+// A request over the node's control channel; a stale node (its daemon hung or gone) is not
+// asked: Unavailable at once, where the request would wait out the channel's timeout (30 s).
+Result<nlohmann::json> ask_node(const Session& session, const nlohmann::json& request);
 
 int cmd_version(Context& ctx, const Session& session);
 int cmd_info_table(Context& ctx, const Session& session, bool json);

@@ -25,7 +25,7 @@ std::vector<int> targets(const tf::Snapshot& s, const SetRequest& r) {
 int send_all(Context& ctx, Session& session, const SetRequest& r, json request, const std::string& fail_message) {
   for (int d : targets(session.snapshot, r)) {
     request["device"] = d;
-    auto reply = session.client->control(request);
+    auto reply = ask_node(session, request);
     if (!reply.ok()) {
       *ctx.err << "npu-smi: " << reply.status().message() << "\n";
       return reply.status().code() == Code::kUnavailable ? kExitNoNode : kExitDcmiFailed;

@@ -121,7 +121,7 @@ namespace {
 // The node's active faults (npu-emud status over the control channel) on `devices` (all when
 // empty), or why they cannot be read.
 Result<std::vector<Object>> active_faults(const Session& session, const std::vector<int>& devices) {
-  auto reply = session.client->control({{"op", "status"}});
+  auto reply = ask_node(session, {{"op", "status"}});
   if (!reply.ok()) return reply.status();
   if (!reply->value("ok", false) || !reply->contains("faults")) {
     return Status(Code::kUnavailable, reply->value("error", std::string("the node does not list its faults")));

@@ -41,6 +41,14 @@ std::string stale_warning(const tf::Snapshot& s) {
          "): values are not live\n";
 }
 
+Result<nlohmann::json> ask_node(const Session& session, const nlohmann::json& request) {
+  const tf::Snapshot& s = session.snapshot;
+  if (s.stale()) {
+    return Status(Code::kUnavailable, "node '" + s.node().node_name + "' is stale (" + s.stale_reason() + "): not asked");
+  }
+  return session.client->control(request);
+}
+
 std::optional<Session> open_session(Context& ctx, int& exit_code) {
   auto client = ctx.open();
   if (!client.ok()) {

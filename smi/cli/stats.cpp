@@ -53,7 +53,7 @@ std::string render_job(const json& j) {
 }  // namespace
 
 int cmd_stats(Context& ctx, Session& session, std::optional<int> job, bool as_json) {
-  auto reply = session.client->control({{"op", "list_jobs"}});
+  auto reply = ask_node(session, {{"op", "list_jobs"}});
   if (!reply.ok()) {
     *ctx.err << "npu-smi: " << reply.status().message() << "\n";
     return reply.status().code() == Code::kUnavailable ? kExitNoNode : kExitDcmiFailed;

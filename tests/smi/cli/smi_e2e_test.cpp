@@ -163,6 +163,34 @@ TEST(SmiE2E, StaleNodeShowsNAUnknownAWarningAndHealthExits3) {
   EXPECT_EQ(q.output.substr(q.output.size() - 6), "0, NA\n") << q.output;
 }
 
+// A hung daemon (stopped, its socket still open) is stale on the bus at once; health -v, stats
+// and set waited 30 s for its control channel before saying so, past any probe's timeout.
+TEST(SmiE2E, AHungNodeIsNotAskedOverItsControlChannel) {
+  ScopedNode node("hung");
+  ASSERT_TRUE(eventually([&] { return run_command(smi(node.name(), "health")).exit_code == 0; }));
+  int pid = node.daemon_pid();
+  ASSERT_GT(pid, 1);
+  ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+  bool stale = eventually([&] { return run_command(smi(node.name(), "health")).exit_code == 3; });
+  std::vector<std::pair<std::string, int>> asked = {{"health -v", 3}, {"stats", 5}, {"set -t power-limit -i 1 -d 150", 5}};
+  std::vector<CommandResult> results;
+  std::vector<double> seconds;
+  for (const auto& [command, code] : asked) {
+    auto t0 = std::chrono::steady_clock::now();
+    results.push_back(run_command(smi(node.name(), command)));
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  ::kill(pid, SIGCONT);
+  ASSERT_TRUE(stale);
+  for (std::size_t i = 0; i < asked.size(); ++i) {
+    EXPECT_EQ(results[i].exit_code, asked[i].second) << asked[i].first << ": " << results[i].output;
+    EXPECT_LT(seconds[i], 5) << asked[i].first;
+    EXPECT_NE(results[i].output.find("is stale ("), std::string::npos) << asked[i].first << ": " << results[i].output;
+  }
+  EXPECT_NE(results[0].output.find("Active faults: unavailable (node '" + node.name() + "' is stale ("), std::string::npos)
+      << results[0].output;
+}
+
 TEST(SmiE2E, WatchCsvPrintsCountTimestampedRowsPerDevice) {
   ScopedNode node("watch", "--spec 4x310P3");
   auto r = run_command(smi(node.name(), "info watch --count 3 -d 0.2 --format csv 2>/dev/null"));
