@@ -241,6 +241,7 @@ bool Engine::try_start(uint32_t s, Task& head) {
     if (dev.copy_engine_busy(head.copy)) return false;
     dev.set_copy_engine_busy(head.copy, true);
   }
+  st.holds_resources = true;
   Nanos duration = start_duration(st, dev, head);
   st.running = true;
   st.started_at = scheduler_.now();
@@ -305,8 +306,12 @@ void Engine::on_complete(const SimEvent& e) {
   if (failed && st.error.ok()) st.error = st.head_error;
   if (failed && task.kind == TaskKind::kKernel && dev.health().hung()) dev.health().note_task_timeout();
   if (failed) st.head_error = Status::Ok();
+  // What the task took at its start goes back, even if the device was lost meanwhile (a host
+  // that went down and came back kept its cores taken: its next job waited for them forever).
+  const bool held = st.holds_resources;
+  st.holds_resources = false;
   if (task.kind == TaskKind::kKernel) {
-    if (!dev.health().lost()) dev.release_cores(task.unit, task.timing.cores);
+    if (held) dev.release_cores(task.unit, task.timing.cores);
     ++(task.unit == Unit::kAiCpu ? c.aicpu_kernels_total : c.kernels_total);
     if (!failed) {
       c.flops_total += task.flops;
@@ -314,7 +319,7 @@ void Engine::on_complete(const SimEvent& e) {
       c.hbm_write_bytes_total += task.written;
     }
   } else if (task.kind == TaskKind::kMemcpy) {
-    if (!dev.health().lost()) dev.set_copy_engine_busy(task.copy, false);
+    if (held) dev.set_copy_engine_busy(task.copy, false);
     ++c.copies_total;
     if (task.copy == CopyKind::kHostToDevice) c.pcie_h2d_bytes_total += task.bytes;
     if (task.copy == CopyKind::kDeviceToHost) c.pcie_d2h_bytes_total += task.bytes;

@@ -167,6 +167,7 @@ class Engine {
     bool waiting = false;  // in its device's resource queue
     bool ready_timer = false;  // a wake-up is posted for a head task its host has not issued yet
     bool orphaned = false;     // released while busy: freed when its running task or timer ends
+    bool holds_resources = false;  // the running head took AI cores / AI CPUs or its copy engine
     Nanos started_at = 0;
     Activity activity;  // what the running head task occupies
     HbmTraffic head_hbm;  // a running collective's HBM traffic (finish_head)

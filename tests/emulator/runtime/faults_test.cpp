@@ -133,6 +133,31 @@ TEST(Faults, DeviceLostReadsUnknownAndFailsWork) {
   EXPECT_TRUE(ctx.synchronize_stream(s).ok());
 }
 
+// A device lost while its kernels run gets their AI cores back when they end: it kept them, so a
+// host that went down mid-job and was cleared (or a lost device reset) never ran a kernel again.
+TEST(Faults, ADeviceLostMidKernelGetsItsCoresBack) {
+  for (FaultKind fault : {FaultKind::kDeviceLost, FaultKind::kHostDown}) {
+    auto node = make_node();
+    Context& ctx = make_context(*node, 5);
+    StreamId s = ctx.create_stream();
+    auto mm = ctx.prepare("matmul", {fp16({4096, 4096}), fp16({4096, 4096})});
+    ASSERT_TRUE(mm.ok());
+    ASSERT_TRUE(ctx.enqueue(s, *mm).ok());
+    node->scheduler().run_until(node->now() + 200'000);  // the kernel (about 1 ms) holds its cores
+    const int cores = node->device(5).spec().aicore_count;
+    ASSERT_LT(node->device(5).free_aicores(), cores);
+    ASSERT_TRUE(node->inject_fault(5, fault).ok());
+    (void)ctx.synchronize_stream(s);
+    node->scheduler().run_until(node->now() + kSecond);
+    ASSERT_TRUE(node->clear_faults(5).ok());
+    ASSERT_TRUE(node->reset_device(5).ok());
+    EXPECT_EQ(node->device(5).free_aicores(), cores) << fault_name(fault);
+    ASSERT_TRUE(ctx.enqueue(s, *mm).ok());
+    node->scheduler().run_until(node->now() + kSecond);
+    EXPECT_TRUE(node->engine().stream_idle(s)) << fault_name(fault) << ": the next kernel never started";
+  }
+}
+
 TEST(Faults, LinkDownRaisesAnAlarmUntilCleared) {
   auto node = make_node();
   ASSERT_TRUE(node->inject_fault(3, FaultKind::kLinkDown).ok());
