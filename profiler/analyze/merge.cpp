@@ -4,6 +4,9 @@
 // once.
 #include "profiler/analyze/merge.hpp"
 
+#include <charconv>
+#include <optional>
+
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -172,6 +175,26 @@ void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t
   into.job_settings.insert(part.job_settings.begin(), part.job_settings.end());
 }
 
+// A recording of several buses (the hosts of a cluster) read each with its own reader: what the
+// readers counted adds up, and one evicted reader makes the whole recording lossy. (The merged
+// run was the first host's: a second host's 138 k missed events were not in the report.)
+void add_bus_counts(std::map<std::string, std::string>& into, const std::map<std::string, std::string>& bus) {
+  auto number = [](const std::map<std::string, std::string>& run, const char* key) -> std::optional<uint64_t> {
+    auto it = run.find(key);
+    if (it == run.end()) return std::nullopt;
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+    if (ec != std::errc() || end != it->second.data() + it->second.size()) return std::nullopt;
+    return v;
+  };
+  for (const char* key : {"events_recorded", "events_missed", "samples"}) {
+    auto a = number(into, key), b = number(bus, key);
+    if (a && b) into[key] = std::to_string(*a + *b);  // text that is not a number stays, as damage
+  }
+  auto lost = number(bus, "lossless_lost");
+  if (lost && *lost == 1) into["lossless_lost"] = "1";
+}
+
 }  // namespace
 
 ProfileData merge_ranks(std::vector<ProfileData> parts, std::string path) {
@@ -187,6 +210,7 @@ ProfileData merge_ranks(std::vector<ProfileData> parts, std::string path) {
     if (i == 0) out.meta = part.meta, out.run = part.run;
     // Node-level events are in every rank's database of a bus: taken once per bus.
     bool first_of_bus = hosts_seen.insert(part.run_value("node")).second;
+    if (first_of_bus && i > 0) add_bus_counts(out.run, part.run);
     append_part(out, part, strings.map(part.strings), i == 0, first_of_bus, i);
   }
   // One order for every consumer: by start, then device; tasks keep "by globalTaskId" order by

@@ -494,6 +494,11 @@ std::vector<std::string> ReportHeader::hosts() const {
   return out;
 }
 
+std::string ReportHeader::node_label() const {
+  std::size_t n = hosts().size();
+  return n < 2 ? node_spec : std::to_string(n) + " hosts of " + node_spec;
+}
+
 std::string ReportHeader::recording_state() const {
   if (!damage.empty()) {
     std::string what;

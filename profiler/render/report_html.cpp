@@ -52,7 +52,7 @@ std::string header_section(const Report& r) {
   std::string chip = h.devices.empty() ? "NA" : h.devices.front().second;
   return "<h1>npu-prof report</h1><p class=\"meta\">" + escape(h.db) + "</p><p class=\"meta\">Job: <code>" +
          escape(h.command) + "</code>" + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") +
-         "<br>Node: " + escape(h.node_spec) + " (" + escape(chip) + "), " + h.size_label() + escape(settings(h)) + ", run " + escape(h.pace) + ", recorded " + escape(h.recorded_as()) +
+         "<br>Node: " + escape(h.node_label()) + " (" + escape(chip) + "), " + h.size_label() + escape(settings(h)) + ", run " + escape(h.pace) + ", recorded " + escape(h.recorded_as()) +
          (!h.damage.empty() ? " &mdash; <b>damaged recording</b>" : h.complete ? "" : " &mdash; <b>incomplete recording</b>") + "</p>";
 }
 

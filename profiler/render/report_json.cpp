@@ -33,6 +33,7 @@ json header(const ReportHeader& h) {
           {"complete", h.complete},
           {"damage", h.damage},
           {"node", h.node},
+          {"hosts", h.hosts()},
           {"node_spec", h.node_spec},
           {"mode", h.mode},
           {"pace", h.pace},

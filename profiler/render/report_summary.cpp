@@ -54,9 +54,7 @@ std::string job_lines(const Report& r) {
   const ReportHeader& h = r.header;
   std::string chip = h.devices.empty() ? "NA" : h.devices.front().second;
   std::string out = wrap("Job:       ", short_command(h.command) + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") + job_settings(h));
-  std::vector<std::string> hosts = h.hosts();
-  std::string node = hosts.size() < 2 ? h.node_spec : std::to_string(hosts.size()) + " hosts of " + h.node_spec;
-  out += "Node:      " + node + " (" + chip + "), " + h.size_label() + ", run " + h.pace + ", recorded " + h.recorded_as() + "\n";
+  out += "Node:      " + h.node_label() + " (" + chip + "), " + h.size_label() + ", run " + h.pace + ", recorded " + h.recorded_as() + "\n";
   if (!h.job_error.empty()) out += wrap("Failed:    ", "the job ended in error: " + h.job_error);
   for (const ReportHeader::Fault& f : h.faults) {
     double after_s = static_cast<double>(f.ts - h.first_task) / 1e9;  // < 0: a timeline fault at the job's start

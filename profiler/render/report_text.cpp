@@ -25,7 +25,10 @@ std::string header(const ReportHeader& h) {
   for (const auto& [id, name] : h.devices) ids += (ids.empty() ? "" : ",") + std::to_string(id), chips.insert(name);
   std::string chip_list;
   for (const std::string& c : chips) chip_list += (chip_list.empty() ? "" : ", ") + c;
-  out += "Node:       '" + h.node + "' (" + h.node_spec + "), devices " + (ids.empty() ? "NA" : ids) + " (" +
+  std::string hosts;
+  for (const std::string& host : h.hosts()) hosts += (hosts.empty() ? "'" : ", '") + host + "'";
+  std::string node = h.hosts().size() < 2 ? "'" + h.node + "' (" + h.node_spec + ")" : h.node_label() + " (" + hosts + ")";
+  out += "Node:       " + node + ", devices " + (ids.empty() ? "NA" : ids) + " (" +
          (chip_list.empty() ? "NA" : chip_list) + "), run " + h.pace + ", recorded " + h.recorded_as() + "\n";
   out += "Command:    " + h.command + (h.command_exit ? " (exit " + std::to_string(*h.command_exit) + ")" : "") + "\n";
   if (!h.job_error.empty()) out += "Failed:     " + h.job_error + "\n";

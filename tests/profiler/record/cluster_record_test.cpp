@@ -69,6 +69,32 @@ TEST(ClusterRecord, EveryHostsRanksLandInOneCollectionWithGlobalRanksAndLocalDev
   EXPECT_NE(*uids[0].begin(), *uids[1].begin());
 }
 
+// Each host's bus has its own reader: the merged report counted only host 0's events (a second
+// host's 138 k missed events were not in its header or its dropped_events finding), and named
+// only host 0 as the node in --full, JSON and HTML.
+TEST(ClusterRecord, TheMergedHeaderCountsEveryHostsEventsAndNamesEveryHost) {
+  const ClusterRun& run = cluster_run();
+  ASSERT_EQ(run.dbs.size(), 16u) << run.record.output;
+  long long recorded = 0, missed = 0;
+  for (const std::string& db : {run.dbs[0], run.dbs[8]}) {  // one rank of each host
+    auto counts = sqlite(db, "SELECT (SELECT value FROM EMU_RUN WHERE key = 'events_recorded') || '|' || "
+                             "(SELECT value FROM EMU_RUN WHERE key = 'events_missed')");
+    long long r = 0, m = 0;
+    ASSERT_EQ(std::sscanf(counts.output.c_str(), "%lld|%lld", &r, &m), 2) << counts.output;
+    ASSERT_GT(r, 0);
+    recorded += r, missed += m;
+  }
+  auto json_out = run_command("(" + prof() + " report " + run.dir.str() + " --format json 2>/dev/null)");
+  auto report = nlohmann::json::parse(json_out.output, nullptr, false);
+  ASSERT_FALSE(report.is_discarded()) << json_out.output;
+  EXPECT_EQ(report["header"]["events_recorded"], recorded);
+  EXPECT_EQ(report["header"]["events_missed"], missed);
+  EXPECT_EQ(report["header"]["hosts"], nlohmann::json::array({run.node.name() + "-0", run.node.name() + "-1"}));
+  auto full = run_command(prof() + " report " + run.dir.str() + " --full");
+  EXPECT_NE(full.output.find("Node:       2 hosts of 8x910B2 ('" + run.node.name() + "-0', '" + run.node.name() + "-1')"),
+            std::string::npos) << full.output.substr(0, 800);
+}
+
 TEST(ClusterRecord, TheMergedReportNamesTheSlowHostAsTheStraggler) {
   const ClusterRun& run = cluster_run();
   ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
