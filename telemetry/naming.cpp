@@ -35,14 +35,20 @@ std::string control_socket_path(std::string_view node) {
   return dir + "/npukit-" + std::string(node) + ".sock";
 }
 
-std::string no_bus_message(std::string_view node) {
+int cluster_host_count(std::string_view node) {
   std::string n(node);
   struct stat st{};
   auto exists = [&st](const std::string& path) { return ::stat(path.c_str(), &st) == 0; };
   int hosts = 0;
-  if (exists(control_socket_path(n))) {
+  if (exists(control_socket_path(n)) && !exists(shm_path(n))) {
     while (hosts < 4096 && exists(shm_path(n + "-" + std::to_string(hosts)))) ++hosts;
   }
+  return hosts;
+}
+
+std::string no_bus_message(std::string_view node) {
+  std::string n(node);
+  int hosts = cluster_host_count(node);
   if (hosts == 0) return no_daemon_message(node);
   std::string last = n + "-" + std::to_string(hosts - 1);
   return "'" + n + "' is a cluster of " + std::to_string(hosts) + (hosts == 1 ? " host" : " hosts") +

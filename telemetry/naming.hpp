@@ -42,5 +42,8 @@ std::string no_daemon_message(std::string_view node);
 // Why `node` has no bus: a cluster's own name (its control socket is there and its hosts
 // <node>-0 .. publish one each) says which names to read instead; else no_daemon_message().
 std::string no_bus_message(std::string_view node);
+// How many hosts the cluster named `node` has (its daemon's socket is up and <node>-0 .. publish);
+// 0 when `node` is not a running cluster's name.
+int cluster_host_count(std::string_view node);
 
 }  // namespace npukit::telemetry

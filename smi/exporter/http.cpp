@@ -17,6 +17,8 @@
 
 #include "smi/exporter/server.hpp"
 #include "smi/exporter/text.hpp"
+#include "telemetry/exit_codes.hpp"
+#include "telemetry/naming.hpp"
 #include "telemetry/version.hpp"
 
 namespace npukit::smi::exporter {
@@ -146,6 +148,12 @@ int run_exporter(int argc, const char* const* argv, std::ostream& out, std::ostr
     return 0;
   }
   std::string node = o.node;
+  // A cluster's own name has no bus (each host has one): say which to name, as npu-smi does,
+  // rather than serve npu_exporter_node_up 0 for a cluster that is up.
+  if (telemetry::cluster_host_count(node) > 0) {
+    err << "npu-exporter: " << telemetry::no_bus_message(node) << "\n";
+    return exit_code::kNoNode;
+  }
   Exporter exporter(node, [node] { return telemetry::ShmClient::open({.node = node}); });
   httplib::Server server;
   configure(server);

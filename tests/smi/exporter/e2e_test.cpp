@@ -165,6 +165,18 @@ TEST(ExporterE2E, APortAlreadyServedExits1) {
   EXPECT_EQ(first.stop(), 0);
 }
 
+// A cluster's own name has no bus: the exporter served npu_exporter_node_up 0 for it forever (the
+// shipped NpuNodeDown alert then fired for a cluster that is up); it now says which names to use,
+// as npu-smi and npu-top do, and exits 5.
+TEST(ExporterE2E, AClustersOwnNameIsRefusedWithItsHosts) {
+  Node cluster("fleet", "2x8x910B2");
+  Cmd r = run_command("timeout 10 " + kExporter + " --listen 127.0.0.1:0 --node " + cluster.name);
+  EXPECT_EQ(r.exit_code, 5) << r.output;
+  EXPECT_NE(r.output.find("npu-exporter: '" + cluster.name + "' is a cluster of 2 hosts, each with its own bus: name a host, " +
+                          cluster.name + "-0 .. " + cluster.name + "-1"),
+            std::string::npos) << r.output;
+}
+
 TEST(ExporterE2E, PromtoolChecksTheShippedAlertRules) {
   std::string why = ensure_promtool();
   if (!why.empty()) GTEST_SKIP() << why;
