@@ -403,7 +403,12 @@ void Publisher::publish_links() {
     auto u = writer_.update_link(static_cast<int>(i));
     const bool pcie = l.kind == LinkKind::kPcie && (l.src < 0) != (l.dst < 0);
     u.set(tf::fid::kLinkTxBytesTotal, pcie ? pcie_bytes(l.src >= 0 ? l.src : l.dst, l.src >= 0) : l.bytes_total);
-    u.set(tf::fid::kLinkUp, uint64_t{l.up ? 1u : 0u});
+    // A lost device (device-lost, host-down) answers on none of its links: their state has no
+    // value (it read up beside "fell off the bus"), as its sensors have none. Not "down": the
+    // device's loss is the one cause, not a link fault on it and each peer.
+    auto lost = [&](int device) { return device >= 0 && node_.device(device).health().lost(); };
+    if (lost(l.src) || lost(l.dst)) u.set_status(tf::fid::kLinkUp, tf::SampleStatus::kNotSupported);
+    else u.set(tf::fid::kLinkUp, uint64_t{l.up ? 1u : 0u});
     u.set(tf::fid::kLinkRatePercent, l.rate_share * 100.0);
     u.set(tf::fid::kLinkDownEventsRecent, static_cast<uint64_t>(l.down_events.size()));
     u.set(tf::fid::kLinkBandwidthUtil, node_.physics().link_util(links_[i]) * 100.0);

@@ -412,6 +412,17 @@ TEST(PublisherSensors, ALostDeviceReportsNoReadingsButKeepsItsSpec) {
   for (auto f : {tf::fid::kHbmTotalBytes, tf::fid::kAicoreClockMaxMhz, tf::fid::kPowerLimitWatts}) {
     EXPECT_EQ(snap.device(2, f).status, tf::SampleStatus::kOk) << tf::find_field(f)->name;
   }
+  // Nor its links' state (they read up beside "fell off the bus"); the others stay up.
+  int touching = 0;
+  for (int l = 0; l < snap.link_count(); ++l) {
+    const auto& info = snap.link_info(l);
+    bool on_2 = info.device_a == 2 || info.device_b == 2;
+    touching += on_2;
+    tf::Sample up = snap.link(l, tf::fid::kLinkUp);
+    if (on_2) EXPECT_EQ(up.status, tf::SampleStatus::kNotSupported) << info.device_a << "-" << info.device_b;
+    else EXPECT_EQ(up.as_u64(), 1u) << info.device_a << "-" << info.device_b;
+  }
+  EXPECT_GT(touching, 0);
 }
 
 TEST(PublisherCollectives, EachCollectiveEventNamesItsCommunicatorAndDataType) {
