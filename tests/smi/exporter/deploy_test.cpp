@@ -26,9 +26,10 @@ std::string read_file(const std::string& rel) {
   return ss.str();
 }
 
-// Every family the exporter can serve: a bus with every device and link field published.
-std::set<std::string> served_families() {
-  auto bus = make_node("exp-deploy");
+// Every family the exporter can serve: a bus with every device and link field published, its
+// chips' memory HBM ("hbm" layout) or DDR (a 310P's "classic").
+std::set<std::string> served_families(const std::string& layout = "hbm") {
+  auto bus = make_node("exp-deploy", layout);
   for (int d = 0; d < 2; ++d) {
     auto u = bus->writer().update_device(d);
     for (const tf::FieldDef* f : tf::fields_of(tf::EntityLevel::kDevice)) {
@@ -86,6 +87,30 @@ TEST(ExporterDeploy, DashboardAndAlertsNameOnlyServedMetrics) {
     EXPECT_NE(fleet.find("record: " + it->str() + "\n"), std::string::npos) << "the dashboard reads " << it->str();
   }
   EXPECT_NE(dash.dump().find("label_values(npu_exporter_node_up, host)"), std::string::npos) << "the host variable";
+}
+
+// Each panel draws something on every chip: on a 310P node (DDR, no MindX hbm_* names) the
+// memory, double-bit ECC and isolated-page panels queried only hbm_* series and stayed empty
+// while npu-smi showed a double-bit error.
+TEST(ExporterDeploy, EveryPanelHasASeriesOnHbmAndOnDdrChips) {
+  nlohmann::json dash = nlohmann::json::parse(read_file("deploy/grafana/npukit-dashboard.json"));
+  for (const std::string layout : {"hbm", "classic"}) {
+    std::set<std::string> served = served_families(layout);
+    for (const auto& panel : dash.at("panels")) {
+      for (const auto& target : panel.at("targets")) {
+        std::string expr = target.at("expr").get<std::string>();
+        std::set<std::string> used = metric_names_in(expr);
+        if (used.empty()) continue;  // recorded series only (the fleet rules are checked above)
+        // Every operand of the expression: a name, or names joined by "or" (any one serves).
+        static const std::regex operand(R"(\(?((?:npu|machine)_[a-z0-9_]+)\{[^}]*\}(?:\[[^\]]*\])?(?: or ((?:npu|machine)_[a-z0-9_]+)\{[^}]*\})?)");
+        for (auto it = std::sregex_iterator(expr.begin(), expr.end(), operand); it != std::sregex_iterator(); ++it) {
+          bool any = served.count((*it)[1].str()) || ((*it)[2].matched && served.count((*it)[2].str()));
+          EXPECT_TRUE(any) << layout << ": panel '" << panel.value("title", "") << "' reads " << it->str()
+                           << ", which a " << layout << " chip does not serve";
+        }
+      }
+    }
+  }
 }
 
 // The alert rules read the incident table: every kind names an alert the rules define.
