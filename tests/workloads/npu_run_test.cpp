@@ -78,6 +78,16 @@ TEST(NpuRun, BrokenWorkloadFilesExitWithUsageErrors) {
   EXPECT_EQ(fault.exit_code, 4) << fault.output;
   EXPECT_NE(fault.output.find("unknown_fault.json: faults[0].fault: unknown fault 'bogus' (expected one of: "), std::string::npos)
       << fault.output;
+  // A timeline naming a device or port the node does not have: the file and the field, exit 4
+  // (it was the job failing, exit 1, with "invalid device id 99" alone).
+  auto port = run_command(npu_run() + " " + data("absent_fault_device.json") + " --standalone --fast");
+  EXPECT_EQ(port.exit_code, 4) << port.output;
+  EXPECT_EQ(port.output, "npu-run: workload error: " + data("absent_fault_device.json") +
+                             ": faults[1].link: invalid device id 99 (this node has devices 0-7)\n");
+  // A device named twice is a bad value too (the job failed: "a device may hold only one rank").
+  auto twice = run_command(npu_run() + " resnet50-train --devices 1,2,1 --standalone --fast");
+  EXPECT_EQ(twice.exit_code, 4) << twice.output;
+  EXPECT_EQ(twice.output, "npu-run: --devices: device 1 is named twice (one rank per device)\n");
   // Placing ranks on a cluster's hosts: one line naming what does not fit.
   auto both = run_command(npu_run() + " resnet50-train --devices 0,1 --hosts 2 --standalone --fast");
   EXPECT_EQ(both.exit_code, 4) << both.output;

@@ -1,6 +1,8 @@
 // npu-run's command line (command_line.hpp).
 #include "workloads/cli/command_line.hpp"
 
+#include <algorithm>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -70,6 +72,11 @@ std::optional<std::vector<int>> parse_devices(const std::string& text) {
       out.push_back(std::stoi(part));
     } catch (const std::exception&) {
       std::fprintf(stderr, "npu-run: --devices: '%s' is not a device id\n", part.c_str());
+      return std::nullopt;
+    }
+    if (std::find(out.begin(), out.end() - 1, out.back()) != out.end() - 1) {
+      // One rank per device: a device named twice was a job failure ("a device may hold only one rank").
+      std::fprintf(stderr, "npu-run: --devices: device %d is named twice (one rank per device)\n", out.back());
       return std::nullopt;
     }
     if (comma == std::string::npos) break;
@@ -269,6 +276,18 @@ int run(const Args& a) {
   }
   if (!backend) backend = open_backend(a, rc);
   if (!backend) return rc;
+  // The fault timeline's devices and links are the file's values: one the node does not have is
+  // a workload error (it failed the job, exit 1, naming neither the file nor the field).
+  for (std::size_t i = 0; i < w->faults.size(); ++i) {
+    const FaultAt& f = w->faults[i];
+    std::vector<int> named = {f.device};
+    if (f.peer >= 0) named.push_back(f.peer);
+    if (Status s = check_devices(backend->spec_name(), named); !s.ok()) {
+      std::fprintf(stderr, "npu-run: workload error: %s: faults[%zu].%s: %s\n", a.name.c_str(), i, f.peer == -2 ? "device" : "link",
+                   s.message().c_str());
+      return kExitUsage;
+    }
+  }
   std::signal(SIGINT, on_interrupt);
   std::signal(SIGTERM, on_interrupt);
   return run_workload(*w, *points, *backend, {.hccl_format = a.hccl, .interrupted = &g_interrupted});
