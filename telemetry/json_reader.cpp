@@ -1,5 +1,7 @@
 #include "telemetry/json_reader.hpp"
 
+#include <algorithm>
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -133,6 +135,15 @@ void FieldReader::fail(std::string_view path, std::string_view what) {
   if (!status_.ok()) return;
   status_ = InvalidArgument(prefix_ + ": " + file_ + ": field '" + std::string(path) + "': " +
                             std::string(what));
+}
+
+void FieldReader::only(std::string_view path, std::initializer_list<const char*> allowed) {
+  const nlohmann::json* node = path.empty() ? &root_ : find(path);
+  if (node == nullptr || !node->is_object()) return;
+  for (const auto& [key, value] : node->items()) {
+    bool known = std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; });
+    if (!known) fail(path.empty() ? key : std::string(path) + "." + key, "unknown field");
+  }
 }
 
 void FieldReader::check_range(std::string_view path, double value, double lo, double hi) {

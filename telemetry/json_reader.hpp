@@ -58,6 +58,9 @@ class FieldReader {
 
   // Record a semantic problem with a field ("must be > 0").
   void fail(std::string_view path, std::string_view what);
+  // Records "unknown field" for a member of the object at `path` ("" = the root) that is not in
+  // `allowed`, so a misspelt field is an error, not a default taken in silence.
+  void only(std::string_view path, std::initializer_list<const char*> allowed);
   // Require a numeric field to lie in [lo, hi].
   void check_range(std::string_view path, double value, double lo, double hi);
 

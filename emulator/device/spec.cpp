@@ -280,6 +280,8 @@ Result<NodeSpec> load_cluster_file(const std::string& file, const nlohmann::json
   sw.kind = r.string_or("switch.kind", "leaf");
   sw.hosts_per_leaf = static_cast<int>(r.integer_or("switch.hosts_per_leaf", 0));
   sw.oversubscription = r.number_or("switch.oversubscription", 1);
+  r.only("", {"name", "description", "host", "hosts", "switch", "sources"});
+  r.only("switch", {"kind", "hosts_per_leaf", "oversubscription"});
   auto sources = read_sources(r);
   if (!r.ok()) return r.status();
   auto node = load_node_spec(host);
@@ -314,7 +316,7 @@ Result<NodeSpec> load_node_spec(const std::string& name_or_path) {
   std::string file = catalog_file("nodes", name_or_path);
   auto root = parse_json_file(file, kPrefix);
   if (!root.ok()) return root.status();
-  if (root->is_object() && root->contains("host")) return load_cluster_file(file, *root);
+  if (root->is_object() && (root->contains("host") || root->contains("hosts"))) return load_cluster_file(file, *root);
   return load_host_spec(file, *root);
 }
 

@@ -69,6 +69,19 @@ TEST(ClusterSpec, BadClustersAreOneLineNamingWhat) {
   EXPECT_NE(torus.status().message().find("field 'switch.kind': expected \"leaf\" or \"leaf_spine\", got \"torus\""),
             std::string::npos) << torus.status().message();
   std::filesystem::remove(file);
+  // A misspelt field was ignored: "swich" gave a flat single-leaf fabric without a word; a file
+  // without "host" was read as a node and said "field 'device': missing".
+  for (auto [text, want] : {std::pair{R"({"name": "x", "host": "8x910B2", "hosts": 4, "swich": {"kind": "leaf_spine"}})",
+                                      "field 'swich': unknown field"},
+                            std::pair{R"({"name": "x", "host": "8x910B2", "hosts": 4, "switch": {"kind": "leaf", "oversubscribe": 2}})",
+                                      "field 'switch.oversubscribe': unknown field"},
+                            std::pair{R"({"name": "x", "hosts": 4})", "field 'host': missing"}}) {
+    std::ofstream(file) << text;
+    auto typo = load_node_spec(file);
+    std::filesystem::remove(file);
+    ASSERT_FALSE(typo.ok()) << text;
+    EXPECT_NE(typo.status().message().find(want), std::string::npos) << typo.status().message();
+  }
   for (const char* message : {too_many.status().message().c_str(), torus.status().message().c_str()}) {
     EXPECT_EQ(std::string(message).find('\n'), std::string::npos) << message;
   }
