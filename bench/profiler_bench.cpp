@@ -282,7 +282,7 @@ std::string report_recording(std::size_t tasks) {
                  s.events.begin() + static_cast<std::ptrdiff_t>(std::min(at + kBatch, s.events.size())));
     (void)sinks->write({.events = &batch, .snapshot = nullptr, .run = {}}, 2);
   }
-  (void)sinks->finalize("bench");
+  (void)sinks->finalize("bench", true);
   return dir;
 }
 

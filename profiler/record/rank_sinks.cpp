@@ -134,12 +134,17 @@ int RankSinks::rank_of(int device) const {
   return it == ranks_.end() ? device_base_ + device : it->second;
 }
 
+bool RankSinks::any_busy() const {
+  return std::any_of(sinks_.begin(), sinks_.end(), [](const RankSink& s) { return s.writer->rows(Table::kTask) > 0; });
+}
+
 // A device that ran no task while recording has nothing to profile: its tree goes, unless no
-// device ran anything (an idle node's recording keeps its counters).
-Status RankSinks::drop_idle_ranks() {
+// device of the recording ran anything (an idle node's recording keeps its counters). Decided
+// over every bus: a cluster's hosts the job did not touch kept all their trees, as ranks.
+Status RankSinks::drop_idle_ranks(bool recording_busy) {
+  if (!recording_busy) return Status::Ok();
   std::vector<bool> busy;
   for (RankSink& s : sinks_) busy.push_back(s.writer->rows(Table::kTask) > 0);
-  if (std::find(busy.begin(), busy.end(), true) == busy.end()) return Status::Ok();
   std::vector<RankSink> kept;
   for (std::size_t i = 0; i < sinks_.size(); ++i) {
     if (busy[i]) {
@@ -158,8 +163,8 @@ Status RankSinks::drop_idle_ranks() {
   return Status::Ok();
 }
 
-Result<FinalizeStats> RankSinks::finalize(const std::string& host_uid) {
-  NPUKIT_RETURN_IF_ERROR(drop_idle_ranks());
+Result<FinalizeStats> RankSinks::finalize(const std::string& host_uid, bool recording_busy) {
+  NPUKIT_RETURN_IF_ERROR(drop_idle_ranks(recording_busy));
   std::vector<Result<FinalizeStats>> results(sinks_.size(), FinalizeStats{});
   std::atomic<std::size_t> next{0};
   auto work = [&] {

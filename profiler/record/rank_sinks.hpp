@@ -69,8 +69,12 @@ class RankSinks {
   Status describe(const telemetry::Snapshot& s);
   Status sample(const telemetry::Snapshot& s);
   uint64_t samples() const;
-  // Finalizes every database; returns the summed stats. Afterwards sinks() are the kept ranks.
-  Result<FinalizeStats> finalize(const std::string& host_uid);
+  // Whether any device of this bus ran a task while recording.
+  bool any_busy() const;
+  // Finalizes every database; returns the summed stats. Afterwards sinks() are the kept ranks:
+  // when `recording_busy` (a device of any bus of the recording ran a task), the devices of this
+  // bus that ran none have no tree; else (an idle node's recording keeps its counters) all do.
+  Result<FinalizeStats> finalize(const std::string& host_uid, bool recording_busy);
 
   std::vector<RankSink>& sinks() { return sinks_; }
   int rank_of(int device) const;
@@ -82,7 +86,7 @@ class RankSinks {
   // What each process on the sink's device holds, from a sample's process table, for the mapper's
   // NPU_OP_MEM.totalReserve (EventMapper::note_reserved).
   static void note_holdings(RankSink& sink, const telemetry::Snapshot& snap);
-  Status drop_idle_ranks();
+  Status drop_idle_ranks(bool recording_busy);
 
   EventMapper::Resolver resolve_;
   std::vector<RankSink> sinks_;     // by device

@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <unordered_map>
+#include <algorithm>
 #include <thread>
 
 #include "profiler/record/child_process.hpp"
@@ -382,6 +383,7 @@ Status Recording::run() {
 Result<RecordResult> Recording::finish() {
   if (child_) result_.command_exit = child_->wait();
   look_for_lost_node();
+  const bool busy = std::any_of(sources_.begin(), sources_.end(), [](const Source& s) { return s.sinks->any_busy(); });
   for (Source& src : sources_) {
     RankSinks& sinks = *src.sinks;
     NPUKIT_RETURN_IF_ERROR(sinks.begin_batch());
@@ -393,7 +395,7 @@ Result<RecordResult> Recording::finish() {
     // The node died or stalled mid-recording: what came before is kept, the report says INCOMPLETE.
     NPUKIT_RETURN_IF_ERROR(sinks.set_run("node_lost", stale_));
     NPUKIT_RETURN_IF_ERROR(sinks.commit_batch());
-    auto stats = sinks.finalize(src.host_uid);
+    auto stats = sinks.finalize(src.host_uid, busy);
     if (!stats.ok()) return stats.status();
     result_.finalize.orphan_launches += stats->orphan_launches;
     result_.finalize.overlap_rows += stats->overlap_rows;

@@ -95,6 +95,20 @@ TEST(ClusterRecord, TheMergedHeaderCountsEveryHostsEventsAndNamesEveryHost) {
             std::string::npos) << full.output.substr(0, 800);
 }
 
+// A job on one device of a 2-host cluster is one rank: the host it did not touch kept all 8 of its
+// trees (idle trees were dropped per host, not over the recording), and the report counted 9 ranks.
+TEST(ClusterRecord, AHostTheJobDidNotTouchLeavesNoTrees) {
+  ScopedNode node("untouched", "--spec 2x8x910B2 --speed 1000");
+  TempDir dir("untouched");
+  auto r = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() + " " +
+                       data_path("small-train.json") + " --steps 1 --devices 5");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<std::string> dbs = find_dbs(dir.str());
+  ASSERT_EQ(dbs.size(), 1u) << r.output;
+  EXPECT_NE(dbs[0].find("PROF_000006_"), std::string::npos) << dbs[0];
+  EXPECT_EQ(sqlite(dbs[0], "SELECT value FROM EMU_RUN WHERE key = 'node'").output, node.name() + "-0\n");
+}
+
 TEST(ClusterRecord, TheMergedReportNamesTheSlowHostAsTheStraggler) {
   const ClusterRun& run = cluster_run();
   ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
