@@ -186,12 +186,16 @@ Status Recording::open_sinks(const std::vector<ProfPaths>& dirs, std::size_t& ne
 }
 
 // The faults already in force when the recording starts (the node's status), as fault_injected
-// events at the time each began: a profile of a run on a degraded node says so. Best effort: a
-// node that does not answer status leaves them out.
+// events: a profile of a run on a degraded node says so. Each is stamped at the recording's start,
+// the time it began in the event's b (stamped then, it stretched that host's session back to the
+// injection, 773 s for a recording of 41 s). Best effort: a node that does not answer status
+// leaves them out.
 Status Recording::note_active_faults(Source& src) {
   auto reply = src.client->control({{"op", "status"}});
   if (!reply.ok() || !reply->value("ok", false) || !(*reply)["faults"].is_array()) return Status::Ok();
   std::vector<tf::Event> events;
+  std::optional<double> now;  // the bus's virtual time at the recording's start
+  if (src.first) now = src.first->node_field(tf::fid::kNodeVirtualTimeNs).number();
   uint32_t id = 0xFFFFF000u;  // string ids the bus never hands out (it counts up from 1)
   for (const auto& f : (*reply)["faults"]) {
     if (!f.is_object() || !f["fault"].is_string() || !f["device"].is_number_integer()) continue;
@@ -201,9 +205,10 @@ Status Recording::note_active_faults(Source& src) {
     tf::Event e;
     e.type = tf::EventType::kFaultInjected;
     e.device = f["device"].get<int>();
-    e.ts_ns = f.value("since_ns", uint64_t{0});
+    const uint64_t since = f.value("since_ns", uint64_t{0});
+    e.ts_ns = now ? std::max(since, static_cast<uint64_t>(*now)) : since;
     e.name_id = id++;
-    e.words = {1, 0, 0, 0};  // a = 1: already in force when the recording started
+    e.words = {1, since, 0, 0};  // a = 1: already in force when the recording started; b: since
     events.push_back(e);
   }
   if (events.empty()) return Status::Ok();

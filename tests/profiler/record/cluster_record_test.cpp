@@ -2,6 +2,9 @@
 // reads every host's bus into one multi-rank collection (global ranks, each host's own device
 // ids), and the merged report names the host an injected slow-host fault made the straggler.
 #include <gtest/gtest.h>
+#include <cstdlib>
+#include <chrono>
+#include <thread>
 
 #include <map>
 #include <set>
@@ -164,9 +167,19 @@ TEST(ClusterRecord, AFaultInForceBeforeTheRecordingIsInItsReport) {
   ScopedNode node("before", "--spec 2x8x910B2 --seed 7");
   TempDir dir("before");
   ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --host 1 --fault host-slow").exit_code, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the fault is 1.5 s old when recording starts
   auto rec = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() + " " +
                          diagnosis("straggler-host"));
   ASSERT_EQ(rec.exit_code, 0) << rec.output;
+  // Both hosts' sessions start with the recording: host 1's started at the injection, 1.5 s
+  // before (the merged report's session grew with the fault's age).
+  std::vector<std::string> dbs = find_dbs(dir.str());
+  ASSERT_EQ(dbs.size(), 16u);
+  auto start = [](const std::string& db) { return std::stoll(sqlite(db, "SELECT startTimeNs FROM SESSION_TIME_INFO").output); };
+  EXPECT_LT(std::llabs(start(dbs[0]) - start(dbs[8])), 500'000'000LL) << "host 0 and host 1 sessions start apart";
+  EXPECT_EQ(sqlite(dbs[8], "SELECT count(*) FROM EMU_EVENT e JOIN EMU_EVENT_TYPE t ON t.id = e.type "
+                           "WHERE t.name = 'fault_injected' AND e.a = 1 AND e.b > 0").output,
+            "1\n") << "the fault, stamped at the recording's start, keeps when it began";
   auto r = run_command(prof() + " report " + dir.str());
   EXPECT_NE(r.output.find("Fault:     host-slow on " + node.name() + "-1 (all 8 NPUs), in force when the recording started"),
             std::string::npos) << r.output;
