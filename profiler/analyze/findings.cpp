@@ -33,7 +33,7 @@ constexpr double kHbmNearCapacityShare = 0.90; // peak HBM in use, share of the 
 void starvation(const Report& r, const HostVerdict& slow, std::vector<Finding>& out, Measured& measured) {
   double step = 0, lead = 0, idle = 0, n = 0;
   for (const StepRow& s : r.steps) {
-    if (slow.slow && r.header.host_of(s.device) == slow.host) continue;
+    if (slow.is_slow(r.header.host_of(s.device))) continue;
     step += static_cast<double>(s.b.step), lead += static_cast<double>(s.b.preparing), idle += static_cast<double>(s.b.free);
     n += 1;
   }

@@ -5,6 +5,8 @@
 #include <map>
 
 #include "profiler/analyze/findings_internal.hpp"
+
+#include <set>
 #include "profiler/analyze/ranks.hpp"
 
 namespace npukit::prof {
@@ -112,30 +114,49 @@ HostVerdict slow_host_verdict(const Report& r) {
   auto hosts = ranks_by_host(r);
   if (hosts.size() < 2) return v;
   auto work = [](const RankRow& row) { return row.work(); };
-  // The median over the other hosts of each one's median.
-  auto others = [&](std::size_t skip, auto value) {
+  // The median over the hosts in `among` (all but `skip`) of each one's median.
+  auto median_of = [&](auto value, auto among) {
     std::vector<double> m;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
-      if (i != skip) m.push_back(host_median(hosts[i].second, value));
+      if (among(i)) m.push_back(host_median(hosts[i].second, value));
     }
-    return median(std::move(m));
+    return m.empty() ? 0.0 : median(std::move(m));
   };
+  // Each host against the median of the others: every one the threshold over it is slow (two
+  // slow hosts of four were one named and one folded into the others' baseline).
+  std::vector<std::pair<double, std::size_t>> slow;  // (excess over the others, host), slowest first
   std::size_t worst = 0;
+  double worst_excess = 0;
   for (std::size_t i = 0; i < hosts.size(); ++i) {
-    double excess = host_median(hosts[i].second, work) - others(i, work);
-    if (i == 0 || excess > v.excess_ns) worst = i, v.excess_ns = excess, v.baseline_ns = others(i, work);
+    double others = median_of(work, [i](std::size_t j) { return j != i; });
+    double excess = host_median(hosts[i].second, work) - others;
+    if (i == 0 || excess > worst_excess) worst = i, worst_excess = excess;
+    if (others > 0 && excess / others >= kStragglerShare) slow.emplace_back(excess, i);
   }
+  std::sort(slow.begin(), slow.end(), std::greater<>());
+  std::set<std::size_t> slow_set;
+  for (const auto& [excess, i] : slow) slow_set.insert(i);
+  if (slow_set.size() == hosts.size()) slow_set = {worst};  // all "slow": the slowest against the rest
+  auto fast = [&](std::size_t j) { return slow_set.empty() ? j != worst : !slow_set.count(j); };
   v.host = hosts[worst].first;
+  v.baseline_ns = median_of(work, fast);
   v.work_ns = host_median(hosts[worst].second, work);
-  for (const RankRow* row : hosts[worst].second) v.ranks.push_back(row->rank >= 0 ? row->rank : row->device);
+  v.excess_ns = v.work_ns - v.baseline_ns;
+  for (std::size_t i : slow_set.empty() ? std::set<std::size_t>{worst} : slow_set) {
+    for (const RankRow* row : hosts[i].second) v.ranks.push_back(row->rank >= 0 ? row->rank : row->device);
+  }
+  for (const auto& [excess, i] : slow) {
+    if (slow_set.count(i)) v.slow_hosts.push_back(hosts[i].first);
+  }
   std::sort(v.ranks.begin(), v.ranks.end());
   double worst_phase = -1;
   for (const Phase& p : kPhases) {
     auto field = [&](const RankRow& row) { return row.*p.field; };
-    double excess = host_median(hosts[worst].second, field) - others(worst, field);
+    double excess = host_median(hosts[worst].second, field) - median_of(field, fast);
     if (excess > worst_phase) worst_phase = excess, v.phase = p.name, v.phase_excess_ns = excess;
   }
-  v.slow = v.baseline_ns > 0 && v.excess_ns / v.baseline_ns >= kStragglerShare;
+  v.slow = !v.slow_hosts.empty() && v.baseline_ns > 0 && v.excess_ns / v.baseline_ns >= kStragglerShare;
+  if (!v.slow) v.slow_hosts.clear();
   return v;
 }
 
@@ -156,16 +177,22 @@ void slow_host(const HostVerdict& v, std::vector<Finding>& out, Measured& measur
   if (v.host.empty()) return;
   measured["slow_host"] = std::max(0.0, v.excess_ns);
   if (!v.slow) return;
+  std::string who = "Straggler host: " + v.host + " (ranks " + rank_list(v.ranks) + ") works ";
+  if (v.slow_hosts.size() > 1) {
+    std::string names;
+    for (const std::string& h : v.slow_hosts) names += (names.empty() ? "" : ", ") + h;
+    who = "Straggler hosts: " + names + " (ranks " + rank_list(v.ranks) + "); the slowest, " + v.host + ", works ";
+  }
   Finding f{"slow_host",
-            "Straggler host: " + v.host + " (ranks " + rank_list(v.ranks) + ") works " + ms(v.work_ns) + " per step against " +
-                ms(v.baseline_ns) + " on the other hosts (the median), " + pct(v.excess_ns / v.baseline_ns) +
-                " slower; its ranks lose " + ms(v.phase_excess_ns) + " of it " + v.phase +
+            who + ms(v.work_ns) + " per step against " + ms(v.baseline_ns) + " on the other hosts (the median), " +
+                pct(v.excess_ns / v.baseline_ns) + " slower; its ranks lose " + ms(v.phase_excess_ns) + " of it " + v.phase +
                 " (the phase where they differ most), and every rank waits for them in the cross-host collectives.",
             {{"work_ms_per_step", v.work_ns / 1e6},
              {"other_hosts_median_ms_per_step", v.baseline_ns / 1e6},
              {"percent_slower", 100 * v.excess_ns / v.baseline_ns},
              {"phase_excess_ms_per_step", v.phase_excess_ns / 1e6},
-             {"ranks", static_cast<double>(v.ranks.size())}}};
+             {"ranks", static_cast<double>(v.ranks.size())},
+             {"hosts", static_cast<double>(v.slow_hosts.size())}}};
   f.cost_ns_per_step = v.excess_ns, f.step_ns = v.work_ns;
   out.push_back(std::move(f));
 }
@@ -179,7 +206,7 @@ void slow_rank(const Report& r, const HostVerdict& host, std::vector<Finding>& o
   // A slow host is the root cause of its ranks' slowness: one finding, not two. So is a
   // throttled clock on the rank's device (the throttling finding costs it; a burn with one hot
   // chip showed both at the same 24.5 ms, the findings' total twice the truth).
-  if (host.slow && host.host == r.header.host_of(slow.device)) return;
+  if (host.is_slow(r.header.host_of(slow.device))) return;
   auto throttled = [&](const ThrottlePeriod& p) { return p.device == slow.device; };
   if (std::any_of(r.throttles.begin(), r.throttles.end(), throttled)) return;
   std::string name = r.header.rank_label(slow.device);

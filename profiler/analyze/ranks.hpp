@@ -2,6 +2,8 @@
 // rule and by every renderer.
 #pragma once
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -27,14 +29,20 @@ StragglerVerdict straggler(const std::vector<RankRow>& ranks);
 // Ranks recorded on several hosts: the host whose ranks' median own work is furthest above the
 // median of the other hosts' medians, and the phase where most of the difference lies.
 struct HostVerdict {
-  std::string host;           // "" unless the report holds ranks of two or more hosts
-  std::vector<int> ranks;     // its ranks
+  std::string host;           // the slowest host; "" unless the report holds ranks of two or more hosts
+  // Every slow host, the slowest first (each at least the threshold over the median of the others);
+  // `ranks`, `work_ns` and `excess_ns` are theirs, against the hosts that are not slow.
+  std::vector<std::string> slow_hosts;
+  std::vector<int> ranks;     // their ranks
   double work_ns = 0;         // its ranks' median own work per step
   double excess_ns = 0;       // that minus the other hosts' median
   double baseline_ns = 0;
   std::string phase;
   double phase_excess_ns = 0;
   bool slow = false;          // excess >= straggler_threshold() of the baseline
+  bool is_slow(const std::string& h) const {
+    return slow && std::find(slow_hosts.begin(), slow_hosts.end(), h) != slow_hosts.end();
+  }
 };
 HostVerdict slow_host_verdict(const Report& report);
 double straggler_threshold();  // 0.05

@@ -113,9 +113,10 @@ constexpr RuleDef kRules[] = {
      "diag for its compute; balance its input or its share of the model"},
     {"slow_host", "per-rank step breakdown grouped by host (ranks recorded on several hosts of a cluster: each "
      "rank's EMU_RUN node)",
-     "the median own work of one host's ranks is >= 5% above the median of the other hosts'",
-     "that host's median own work per step minus the other hosts' (every rank waits that long in the "
-     "cross-host collectives)",
+     "the median own work of one host's ranks is >= 5% above the median of the other hosts' (every such host "
+     "is named)",
+     "the slowest host's median own work per step minus that of the hosts that are not slow (every rank "
+     "waits that long in the cross-host collectives)",
      Severity::kWarning,
      "look at the host rather than one NPU: its CPU load and frequency (top, the data loader's workers), "
      "npu-smi health on it for a slow-host or thermal incident; move the job off it or fix its input pipeline"},

@@ -110,10 +110,21 @@ std::string slow_rank_lines(const Report& r) {
   StragglerVerdict v = straggler(r.ranks);
   const RankRow& slow = r.ranks[static_cast<std::size_t>(v.index)];
   std::string out = "Slowest:   each rank's own work per step (its step minus waiting in communication)\n";
-  out += v.slow ? "  straggler: " + r.header.rank_label(slow.device) + ", +" + fixed(100 * v.excess_ns / v.baseline_ns, 1) +
-                      "% over the others' median " + ms(v.baseline_ns) + "; loses " + ms(v.phase_excess_ns) + " " +
-                      v.phase + "\n"
-                : "  no straggler: every rank within " + fixed(100 * straggler_threshold(), 0) + "% of the others' median\n";
+  // A slow host's ranks are slow together: the verdict names the host, not one of its ranks
+  // (which one of the tied ranks it named changed from run to run).
+  HostVerdict host = slow_host_verdict(r);
+  if (v.slow && host.is_slow(r.header.host_of(slow.device))) {
+    std::string names;
+    for (const std::string& h : host.slow_hosts) names += (names.empty() ? "" : ", ") + h;
+    out += "  straggler host" + std::string(host.slow_hosts.size() > 1 ? "s: " : ": ") + names + ", +" +
+           fixed(100 * host.excess_ns / host.baseline_ns, 1) + "% over the other hosts' median " + ms(host.baseline_ns) +
+           "; loses " + ms(host.phase_excess_ns) + " " + host.phase + "\n";
+  } else {
+    out += v.slow ? "  straggler: " + r.header.rank_label(slow.device) + ", +" + fixed(100 * v.excess_ns / v.baseline_ns, 1) +
+                        "% over the others' median " + ms(v.baseline_ns) + "; loses " + ms(v.phase_excess_ns) + " " +
+                        v.phase + "\n"
+                  : "  no straggler: every rank within " + fixed(100 * straggler_threshold(), 0) + "% of the others' median\n";
+  }
   for (std::size_t i = 0; i < rows.size() && i < kSlowRanks; ++i) {
     const RankRow& row = *rows[i];
     out += "  " + r.header.rank_label(row.device) + ": work " + fixed(row.work() / 1e6, 3) + " of " + ms(row.step) +

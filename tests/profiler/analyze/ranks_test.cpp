@@ -83,6 +83,45 @@ TEST(SlowRankFinding, AThrottledRankIsTheThrottlingFindings) {
   EXPECT_TRUE(slow_rank_of(straggling(true, true)).empty());
 }
 
+// Four hosts of two ranks, each host's ranks computing `computing_ms[h]`.
+Report hosts_of(std::vector<double> computing_ms) {
+  Report r;
+  for (std::size_t h = 0; h < computing_ms.size(); ++h) {
+    for (int local = 0; local < 2; ++local) {
+      int device = static_cast<int>(h) * 2 + local;
+      r.ranks.push_back(rank(device, computing_ms[h] * 1e6, 0.1e6, 0.1e6, 30e6));
+      r.header.device_hosts[device] = {"c-" + std::to_string(h), local};
+    }
+  }
+  return r;
+}
+
+// Two slow hosts of four: both are named (only the slower was; the other one's slowness went into
+// the baseline or another finding), against the hosts that are not slow.
+TEST(SlowHostFinding, EverySlowHostIsNamedAgainstTheOthers) {
+  HostVerdict two = slow_host_verdict(hosts_of({15.5, 19.6, 19.7, 15.5}));
+  ASSERT_TRUE(two.slow);
+  EXPECT_EQ(two.slow_hosts, (std::vector<std::string>{"c-2", "c-1"}));
+  EXPECT_EQ(two.ranks, (std::vector<int>{2, 3, 4, 5}));
+  EXPECT_NEAR(two.baseline_ns, 15.7e6, 1);  // 15.5 computing + 0.2 idle
+  EXPECT_NEAR(two.excess_ns, 4.2e6, 1);
+  EXPECT_TRUE(two.is_slow("c-1"));
+  EXPECT_FALSE(two.is_slow("c-0"));
+  std::vector<Finding> out;
+  Measured measured;
+  slow_host(two, out, measured);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].text.rfind("Straggler hosts: c-2, c-1 (ranks 2-5); the slowest, c-2, works 19.900 ms", 0), 0u) << out[0].text;
+  // Three of four alike: they set the pace (each host is judged against the median of the others).
+  EXPECT_FALSE(slow_host_verdict(hosts_of({15.5, 19.6, 19.6, 19.6})).slow);
+  // One slow host reads as before.
+  HostVerdict one = slow_host_verdict(hosts_of({15.5, 19.6, 15.5, 15.5}));
+  EXPECT_EQ(one.slow_hosts, (std::vector<std::string>{"c-1"}));
+  EXPECT_EQ(one.host, "c-1");
+  // None.
+  EXPECT_FALSE(slow_host_verdict(hosts_of({15.5, 15.6, 15.5, 15.4})).slow);
+}
+
 // pipeline_bubble beside 1F1B's floor: a stage waiting at its receives less than the floor's share
 // of the whole step (the step also holds the optimizer and a gradient allreduce) is not told that
 // "the other -2.3% is transfers" (dp2 x pp4 pipeline-train: 25.0% against 27.3%).
