@@ -191,10 +191,10 @@ int run_set(Context& ctx, const std::vector<std::string>& args, bool clear) {
   const std::string help = clear ? clear_help() : set_help();
   CLI::App app{clear ? "npu-smi clear" : "npu-smi set"};
   app.set_help_flag();
-  Opt t, i, c, d;
+  Opt t, i, c, d, m;
   bool h = false;
   add(app, "-t", t), add(app, "-i", i), add(app, "-c", c);
-  if (!clear) add(app, "-d", d);
+  if (!clear) add(app, "-d", d), add(app, "-m", m);  // -m: in-band reset, whose only value is 1
   app.add_flag("-h,--help", h);
   std::string bad;
   if (!parse(app, args, bad)) return param_error(ctx, bad, help);
@@ -213,6 +213,7 @@ int run_set(Context& ctx, const std::vector<std::string>& args, bool clear) {
     *ctx.out << "\nThis command must input card id.\n\n" << help;
     return kExitInvalidParameter;
   }
+  if (m.given() && (type != "reset" || m.value() != "1")) return param_error(ctx, "-m", help);
   bool needs_value = type == "ecc-enable" || type == "power-limit";
   if (needs_value && !d.given()) return (*ctx.out << "Must input parameter of -d.\n", kExitInvalidParameter);
   if (needs_value && !valid_set_value(type, d.value())) return param_error(ctx, "-d", help);

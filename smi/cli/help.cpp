@@ -116,7 +116,8 @@ std::string set_help() {
          "Options:\n"
          "       -i %d          Card ID\n"
          "       -c %d          Chip ID\n"
-         "       -d %d          Config value (ecc-enable: 0 or 1; power-limit: watts)\n";
+         "       -d %d          Config value (ecc-enable: 0 or 1; power-limit: watts)\n"
+         "       -m %d          In-band reset (reset only; only 1)\n";
 }
 
 std::string clear_help() {

@@ -233,10 +233,13 @@ TEST(SmiE2E, SetAndClearRoundTrip) {
   EXPECT_TRUE(eventually([&] { return run_command(smi(node.name(), "health -i 6")).exit_code == 2; }));
   auto declined = run_command("echo n | " + smi(node.name(), "set -t reset -i 6 -c 0"));
   EXPECT_EQ(declined.exit_code, 232) << declined.output;
-  auto reset = run_command("echo Y | " + smi(node.name(), "set -t reset -i 6 -c 0"));
+  // The in-band reset as runbooks write it (-m 1) was "Error parameter of -m", exit 215.
+  auto reset = run_command("echo Y | " + smi(node.name(), "set -t reset -i 6 -c 0 -m 1"));
   EXPECT_EQ(reset.exit_code, 0) << reset.output;
   EXPECT_NE(reset.output.find("Reset chip successfully."), std::string::npos);
   EXPECT_TRUE(eventually([&] { return run_command(smi(node.name(), "health -i 6")).exit_code == 0; }));
+  EXPECT_EQ(run_command(smi(node.name(), "set -t reset -i 6 -c 0 -m 2")).exit_code, 215);  // only 1
+  EXPECT_EQ(run_command(smi(node.name(), "set -t ecc-enable -i 6 -c 0 -d 1 -m 1")).exit_code, 215);  // reset only
 }
 
 TEST(SmiE2E, ClassicLayoutOfA310PNode) {
