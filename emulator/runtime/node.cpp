@@ -1,6 +1,7 @@
 #include "emulator/runtime/node.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "emulator/runtime/runtime.hpp"
@@ -72,15 +73,18 @@ Result<CommId> Node::create_communicator(std::string name, const std::vector<Con
 
 namespace {
 
-// A power limit must be in [idle, TDP]: below what the chip draws idle no clock could hold it
-// (a 1 W limit was taken, and the chip drew 90-128 W under it while health said PASS). The message
-// shows any double as given (1e300, nan: a cast to int of those was undefined behaviour, found by
-// tests/fuzz/program).
-Status check_power_limit(double watts, const PowerSpec& power, int device) {
-  if (watts >= power.idle_w && watts > 0 && watts <= power.tdp_w) return Status::Ok();
-  char text[200];
-  std::snprintf(text, sizeof text, "power limit %g W is out of range [%g, %g] for device %d (the chip draws %g W idle)", watts,
-                power.idle_w, power.tdp_w, device, power.idle_w);
+// A power limit must be in [what the chip draws flat out at its lowest clock, TDP]: below it no
+// clock holds the limit under load (a 1 W limit was taken and the chip drew 90-128 W under it; a
+// 100 W one, and it drew 125 W at 800 MHz, while health said PASS). The bound is whole watts, up.
+// The message shows any double as given (1e300, nan: a cast to int of those was undefined
+// behaviour, found by tests/fuzz/program).
+Status check_power_limit(double watts, const DeviceSpec& spec, int device) {
+  const double lowest = std::ceil(power_at_lowest_clock_w(spec));
+  if (watts >= lowest && watts > 0 && watts <= spec.power.tdp_w) return Status::Ok();
+  char text[240];
+  std::snprintf(text, sizeof text,
+                "power limit %g W is out of range [%g, %g] for device %d (at its lowest clock, %d MHz, the chip draws up to %g W)",
+                watts, lowest, spec.power.tdp_w, device, spec.aicore_clock.min_mhz, lowest);
   return InvalidArgument(text);
 }
 
@@ -291,7 +295,7 @@ Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
     }
     if (f.at < 0) return InvalidArgument("fault time must be >= 0");
     if (f.action == FaultEvent::Action::kPowerLimit) {
-      NPUKIT_RETURN_IF_ERROR(check_power_limit(f.watts, devices_[f.device].spec().power, f.device));
+      NPUKIT_RETURN_IF_ERROR(check_power_limit(f.watts, devices_[f.device].spec(), f.device));
     }
   }
   for (const FaultEvent& f : timeline) {
@@ -347,7 +351,7 @@ void Node::end_faults_of(const std::string& source) {
 
 Status Node::set_power_limit(int device, double watts) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
-  NPUKIT_RETURN_IF_ERROR(check_power_limit(watts, devices_[device].spec().power, device));
+  NPUKIT_RETURN_IF_ERROR(check_power_limit(watts, devices_[device].spec(), device));
   physics_->set_power_limit(device, watts);
   return Status::Ok();
 }

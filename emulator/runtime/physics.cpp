@@ -21,6 +21,15 @@ double ratio(double part, double whole) { return whole > 0 ? std::clamp(part / w
 
 }  // namespace
 
+double model_power_w(const DeviceSpec& spec, double activity, double f) {
+  return spec.power.idle_w + (spec.power.tdp_w - spec.power.idle_w) * activity * f * f;
+}
+
+double power_at_lowest_clock_w(const DeviceSpec& spec) {
+  const double max = spec.aicore_clock.max_mhz;
+  return model_power_w(spec, 1.0, max > 0 ? spec.aicore_clock.min_mhz / max : 1.0);
+}
+
 Physics::Physics(Scheduler& scheduler, std::vector<Device>& devices, Fabric& fabric, const NodeEvents& events,
                  PhysicsOptions options)
     : scheduler_(scheduler),
@@ -144,8 +153,7 @@ void Physics::update_power_thermal(Device& dev, double dt_s) {
   } else {
     double activity = std::min(1.0, kCubeWeight * s.cube_util + kVectorWeight * s.vector_util +
                                         kHbmWeight * s.hbm_bw_util + kAicpuWeight * s.aicpu_util);
-    double f = dev.clock_ratio();
-    s.power_w = spec.power.idle_w + (spec.power.tdp_w - spec.power.idle_w) * activity * f * f;
+    s.power_w = model_power_w(spec, activity, dev.clock_ratio());
   }
   dev.counters().energy_j += s.power_w * dt_s;
   double resistance = spec.thermal.resistance_c_per_w;

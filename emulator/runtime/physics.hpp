@@ -42,6 +42,12 @@
 
 namespace npukit::emu {
 
+// The power model: what a chip draws at `activity` (0..1, the weighted utilization) and clock
+// ratio `f` (clock / max clock): idle + (TDP - idle) x activity x f^2.
+double model_power_w(const DeviceSpec& spec, double activity, double f);
+// What it draws flat out at its lowest clock: the lowest power limit a cap can hold under load.
+double power_at_lowest_clock_w(const DeviceSpec& spec);
+
 struct PhysicsOptions {
   Nanos tick_ns = 10'000'000;        // sampling period
   Nanos window_ns = 100'000'000;     // utilization window

@@ -300,7 +300,7 @@ TEST(Faults, APowerLimitOnTheTimelineCapsTheDeviceAtItsTime) {
   node->scheduler().run_until(node->now() + 2'000'000);
   EXPECT_EQ(node->device(2).sensors().power_limit_w, 250);
   cap.watts = 1000;  // above the 910B2's 310 W TDP
-  EXPECT_EQ(node->schedule_faults({cap}).message(), "power limit 1000 W is out of range [90, 310] for device 2 (the chip draws 90 W idle)");
+  EXPECT_EQ(node->schedule_faults({cap}).message(), "power limit 1000 W is out of range [132, 310] for device 2 (at its lowest clock, 800 MHz, the chip draws up to 132 W)");
 }
 
 TEST(Faults, AJobsTimelineFaultsEndWithTheJobExceptPersistentOnes) {

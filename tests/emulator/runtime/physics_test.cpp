@@ -156,12 +156,25 @@ TEST(Physics, LoweredPowerLimitThrottlesAndRestoringItRecovers) {
   auto after = sustain(*node, ctx, s, 10);
   EXPECT_EQ(after.back().clock_mhz, 1850);
   EXPECT_GT(after.back().tflops, load.back().tflops * 1.1);
-  EXPECT_EQ(node->set_power_limit(0, 400).message(), "power limit 400 W is out of range [90, 310] for device 0 (the chip draws 90 W idle)");
+  EXPECT_EQ(node->set_power_limit(0, 400).message(), "power limit 400 W is out of range [132, 310] for device 0 (at its lowest clock, 800 MHz, the chip draws up to 132 W)");
   // Any double is shown as given (a cast of these to int was undefined; found by tests/fuzz/program).
-  EXPECT_EQ(node->set_power_limit(0, 1e300).message(), "power limit 1e+300 W is out of range [90, 310] for device 0 (the chip draws 90 W idle)");
-  EXPECT_EQ(node->set_power_limit(0, std::nan("")).message(), "power limit nan W is out of range [90, 310] for device 0 (the chip draws 90 W idle)");
-  // Below what the chip draws idle no clock could hold it (1 W was taken and never held).
-  EXPECT_EQ(node->set_power_limit(0, 1).message(), "power limit 1 W is out of range [90, 310] for device 0 (the chip draws 90 W idle)");
+  EXPECT_EQ(node->set_power_limit(0, 1e300).message(), "power limit 1e+300 W is out of range [132, 310] for device 0 (at its lowest clock, 800 MHz, the chip draws up to 132 W)");
+  EXPECT_EQ(node->set_power_limit(0, std::nan("")).message(), "power limit nan W is out of range [132, 310] for device 0 (at its lowest clock, 800 MHz, the chip draws up to 132 W)");
+  // Below what the chip draws flat out at its lowest clock no clock holds it: 1 W was taken and
+  // never held, and so was 100 W (the chip drew 125 W at 800 MHz while health said PASS).
+  EXPECT_EQ(node->set_power_limit(0, 1).message(), "power limit 1 W is out of range [132, 310] for device 0 (at its lowest clock, 800 MHz, the chip draws up to 132 W)");
+  EXPECT_FALSE(node->set_power_limit(0, 100).ok());
+  EXPECT_FALSE(node->set_power_limit(0, 131).ok());
+}
+
+// The lowest limit taken is held under full load: the clock walks down until the draw is under it.
+TEST(Physics, TheLowestPowerLimitTakenIsHeldUnderLoad) {
+  auto node = make_node({.seed = 5});
+  Context& ctx = make_context(*node);
+  StreamId s = ctx.create_stream();
+  ASSERT_TRUE(node->set_power_limit(0, 132).ok());
+  auto load = sustain(*node, ctx, s, 30);
+  for (int i = 20; i < 30; ++i) EXPECT_LE(load[i].power_w, 132.0) << "second " << i << " at " << load[i].clock_mhz << " MHz";
 }
 
 TEST(Physics, UtilizationFollowsTheCoresInUse) {
