@@ -78,8 +78,11 @@ void Daemon::publish_all() {
   bool sampled = false;
   for (Face& f : faces_) {
     if (!f.publisher) continue;
-    // A host that is down publishes nothing: its readers see the heartbeat stop (stale).
-    if (f.view.one_host(*node_) && node_->host_down(node_->spec().host_of(f.view.first))) continue;
+    // A host that is down publishes once more, its host_down incident (readers saw PASS until the
+    // heartbeat went stale, then a stale bus and no cause), then nothing: its heartbeat stops.
+    const bool down = f.view.one_host(*node_) && node_->host_down(node_->spec().host_of(f.view.first));
+    if (down && f.down_published) continue;
+    f.down_published = down;
     f.publisher->publish(options_.speed, lag_ns_, !sampled);
     sampled = true;
   }

@@ -98,6 +98,7 @@ class Daemon {
     std::unique_ptr<telemetry::Writer> writer;        // none for a cluster's own face
     std::unique_ptr<Publisher> publisher;
     std::unique_ptr<telemetry::ControlServer> server;
+    bool down_published = false;  // its host is down and said so once; it publishes nothing more
   };
   struct Pending {
     telemetry::Request request;

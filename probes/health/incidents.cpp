@@ -200,6 +200,9 @@ std::vector<Incident> node_incidents(const tf::Snapshot& s) {
     return out;  // a stale node's device data is old: nothing else to judge
   }
   for (int d = 0; d < s.device_count(); ++d) add_device_incidents(s, d, out);
+  // A host that is down lost every NPU on it: one root cause, the host's, not nine incidents.
+  auto is = [](const char* kind) { return [kind](const Incident& i) { return i.kind->kind == kind; }; };
+  if (std::any_of(out.begin(), out.end(), is("host_down"))) std::erase_if(out, is("device_lost"));
   add_link_incidents(s, out);
   std::stable_sort(out.begin(), out.end(), [](const Incident& a, const Incident& b) { return a.kind->severity > b.kind->severity; });
   return out;

@@ -493,6 +493,12 @@ TEST(Daemon, AHostFaultActsOnThatHostOnly) {
   EXPECT_EQ(on_device.exit_code, 3) << on_device.output;
   EXPECT_NE(on_device.output.find("host-down acts on a whole host"), std::string::npos) << on_device.output;
   ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --host 1 --fault host-down").exit_code, 0);
+  // Its last words are the cause, one incident for the host (it read PASS until the bus went stale,
+  // then never named host_down; its eight lost NPUs were eight more incidents).
+  auto down = health(host1);
+  EXPECT_EQ(down.exit_code, 2) << down.output;
+  EXPECT_NE(down.output.find("Critical 0x80F00003  node          host " + host1 + " is down"), std::string::npos) << down.output;
+  EXPECT_EQ(down.output.find("Critical 0xFFFFFFFF"), std::string::npos) << down.output;
   ASSERT_TRUE(eventually([&] { return health(host1).exit_code == 3; }, std::chrono::seconds(8))) << health(host1).output;
   EXPECT_NE(health(host1).output.find("telemetry stale"), std::string::npos);
   EXPECT_EQ(health(host0).exit_code, 0) << "host 0 keeps publishing";
