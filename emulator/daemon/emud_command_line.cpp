@@ -95,7 +95,7 @@ void add_device_commands(CLI::App& app, Args& a, Commands& c) {
       auto* l = d->add_option("--link", a.link, "one link instead of a device: A-B (device indices), A-host or A-roce");
       l->excludes(dev)->excludes(npu);
       auto* h = d->add_option("--host", a.host, "a cluster's host instead of a device: its index (host H is node <name>-H)")
-                    ->check(CLI::NonNegativeNumber)
+                    ->check(CLI::Range(0, 1023))  // a cluster has at most 1,024 hosts
                     ->type_name("H");
       h->excludes(dev)->excludes(npu)->excludes(l);
     }

@@ -60,13 +60,13 @@ void add_report(CLI::App& app, Args& a) {
   auto* c = app.add_subcommand("report", "summarize a recording (text, msprof CSV files, or JSON)");
   c->add_option("DIR", a.report.path, "the recording: DIR (every rank), one rank's PROF_* directory or .db file")
       ->required();
-  c->add_option("--rank", a.report.rank, "only this rank of a multi-rank recording")->check(CLI::NonNegativeNumber);
+  c->add_option("--rank", a.report.rank, "only this rank of a multi-rank recording")->check(CLI::Range(0, 65535));
   c->add_option("--format", a.report.format, "text, csv or json")
       ->check(CLI::IsMember({"text", "csv", "json"}))
       ->capture_default_str();
   c->add_option("--top", a.report.top, "rows of the top-N tables")->check(CLI::Range(1, 100000))->capture_default_str();
   c->add_option("--step", a.report.step, "only this step (numbered from 1, as npu-run prints it) in the step breakdown and the op tables")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 30));
   c->add_flag("--full", a.report.full, "text: every section (the default is the summary)");
   std::vector<std::string> sections(std::begin(kReportSections), std::end(kReportSections));
   c->add_option("--section", a.report.section, "text: one section in full")->check(CLI::IsMember(sections));
@@ -84,7 +84,7 @@ void add_export(CLI::App& app, Args& a) {
   c->add_option("--steps", a.exp.steps, "steps to export: A:B (numbered from 1, inclusive), N, or all "
                                         "(default: all of a short run, else steps 2-4)");
   c->add_option("--ranks", a.exp.ranks, "ranks to export, e.g. 0,3 (default: every rank)");
-  c->add_option("--rank", a.exp.rank, "only this rank of a multi-rank recording")->check(CLI::NonNegativeNumber);
+  c->add_option("--rank", a.exp.rank, "only this rank of a multi-rank recording")->check(CLI::Range(0, 65535));
 }
 
 void add_diff(CLI::App& app, Args& a) {

@@ -63,7 +63,7 @@ void build_app(CLI::App& app, Options& o, Raw& r) {
   app.add_option("--interval,-d", o.interval_s, "refresh interval, seconds (0.05-3600; +/- change it live)")
       ->capture_default_str();
   app.add_option("--frames,-n", o.frames, "headless: render N frames as text to stdout, then exit")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 30));
   app.add_option("--size", r.size, "headless screen size WxH (default 80x24)");
   app.add_flag("--mono", o.mono, "no colour (also when NO_COLOR is set)");
   app.add_flag("--ascii", o.ascii, "ASCII glyphs only (default when the locale is not UTF-8)");

@@ -55,7 +55,7 @@ void add_options(CLI::App& app, Args& a) {
   app.add_flag("--no-fusion", a.no_fusion, "every op its own kernel (no graph fusion), to see what fusion saves");
   app.add_option("--host-input-rate", a.host_input_rate,
                  "samples/s each host's input pipeline (data loader) makes for the job's ranks on it; 0: no limit (default: the workload's)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0.0, 1e12))
       ->type_name("SAMPLES_PER_S");
   app.add_option("--seed", a.seed, "seed of the emulated timing jitter")->capture_default_str();
   app.add_flag("--standalone", a.standalone, "run on a node inside this process (no daemon)");

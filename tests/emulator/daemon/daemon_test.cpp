@@ -59,6 +59,10 @@ TEST(Daemon, StartStatusStopAndExitCodes) {
   auto device = run_command(emud() + " inject --node-name " + name + " --device -1 --fault ecc-storm");
   EXPECT_EQ(device.exit_code, 4);
   EXPECT_NE(device.output.find("npu-emud: --device: Value -1 not in range 0 to 65535"), std::string::npos) << device.output;
+  // --host -1 printed a 300-digit "range" (CLI11's NonNegativeNumber: 0 to the largest double).
+  auto host = run_command(emud() + " inject --node-name " + name + " --host -1 --fault host-slow");
+  EXPECT_EQ(host.exit_code, 4);
+  EXPECT_EQ(host.output.find("npu-emud: --host: Value -1 not in range 0 to 1023\n"), 0u) << host.output;
   ::unlink((tf::control_socket_path(name).substr(0, tf::control_socket_path(name).size() - 5) + ".log").c_str());
 }
 
