@@ -1,5 +1,6 @@
 #include "profiler/cli/cli_commands.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -196,7 +197,17 @@ int run_export(const ExportArgs& args) {
   if (Status s = write_chrome_trace(*trace, args.chrome); !s.ok()) return fail(s);
   std::size_t events = (*trace)["traceEvents"].size();
   std::printf("npu-prof: wrote %s (%zu events", args.chrome.c_str(), events);
-  if (options.steps) std::printf(", steps %ld-%ld", static_cast<long>(options.steps->first), static_cast<long>(options.steps->second));
+  if (options.steps && !data->steps.empty()) {
+    // The steps written, not those asked for: --steps 5:9 of a 6-step recording wrote 5-6 and said 5-9.
+    auto [lo, hi] = std::minmax_element(data->steps.begin(), data->steps.end(),
+                                        [](const StepWindow& a, const StepWindow& b) { return a.step < b.step; });
+    int64_t first = std::max(options.steps->first, lo->step), last = std::min(options.steps->second, hi->step);
+    std::printf(", steps %ld-%ld", static_cast<long>(first), static_cast<long>(last));
+    if (first != options.steps->first || last != options.steps->second) {
+      std::printf(" of the %ld-%ld asked for: the recording has steps %ld-%ld", static_cast<long>(options.steps->first),
+                  static_cast<long>(options.steps->second), static_cast<long>(lo->step), static_cast<long>(hi->step));
+    }
+  }
   std::printf(")\n");
   if (defaulted) std::printf("npu-prof: a few steps by default; --steps A:B or --steps all for others\n");
   return kExitOk;

@@ -203,6 +203,11 @@ TEST(ChromeExport, StepsAndRanksNarrowTheTrace) {
   auto missing = run_command(prof() + " export --chrome " + (dir / "v.json") + " --steps 7:8 " + run.dir);
   EXPECT_EQ(missing.exit_code, 3) << missing.output;
   EXPECT_NE(missing.output.find("no step 7-8 recorded"), std::string::npos) << missing.output;
+  // Partly recorded: the steps written, not those asked for (it said "steps 2-9" of a shorter run).
+  auto partly_steps = run_command(prof() + " export --chrome " + (dir / "s.json") + " --steps 2:99 " + run.dir);
+  EXPECT_EQ(partly_steps.exit_code, 0) << partly_steps.output;
+  EXPECT_NE(partly_steps.output.find(" of the 2-99 asked for: the recording has steps 1-"), std::string::npos) << partly_steps.output;
+  EXPECT_EQ(partly_steps.output.find(", steps 2-99"), std::string::npos) << partly_steps.output;
   auto norank = run_command(prof() + " export --chrome " + (dir / "w.json") + " --ranks 5 " + run.dir);
   EXPECT_EQ(norank.exit_code, 3) << norank.output;
   // One rank there and one not: refused naming the missing one (it exported rank 1 alone, exit 0).
