@@ -111,6 +111,8 @@ Result<Run> run_scenario(const std::string& dir, const std::string& name, const 
   }
   RecordOptions options;
   options.out_dir = tmp + "/" + name;
+  std::error_code gone;
+  fs::remove_all(options.out_dir, gone);  // a scenario measured again records afresh
   options.node = node;
   options.command = {tool("npu-run", "workloads"), dir + "/" + name + ".json"};
   auto recorded = record(options, nullptr);
@@ -159,16 +161,27 @@ int run_selftest(const SelftestArgs& args) {
     if (!run.ok()) {  // the logs stay for a look
       return std::fprintf(stderr, "npu-prof: %s (logs in %s)\n", run.status().message().c_str(), tmp.c_str()), kExitFailed;
     }
+    double truth = (*run)->step_ms - (*base)->step_ms;
+    // An injected cause cannot make the job faster: a truth <= 0 says the pair was disturbed (a
+    // paced node's host side starved of CPU, as with the whole test suite beside it on 2 cores:
+    // host-gap read -1.4 ms). Both are measured again, once, and the row says so.
+    const bool remeasured = truth <= 0;
+    if (remeasured) {
+      runs.erase(row.baseline), runs.erase(row.name);
+      base = get(row.baseline, row.spec);
+      run = base.ok() ? get(row.name, row.spec) : base;
+      if (!run.ok()) return std::fprintf(stderr, "npu-prof: %s (logs in %s)\n", run.status().message().c_str(), tmp.c_str()), kExitFailed;
+      truth = (*run)->step_ms - (*base)->step_ms;
+    }
     const Report& r = (*run)->report;
     std::string top = r.findings.empty() ? "none" : r.findings.front().id;
     double estimated = r.findings.empty() ? 0 : r.findings.front().cost_ns_per_step.value_or(0) / 1e6;
-    double truth = (*run)->step_ms - (*base)->step_ms;
     double error = truth > 0 ? std::abs(estimated - truth) / truth : 1;
     bool ok = top == row.cause && error <= kMaxCostError;
     right += ok, errors += error;
     out["scenarios"].push_back({{"scenario", row.name}, {"injects", row.injects}, {"expected", row.cause}, {"top_finding", top},
                                 {"estimated_ms_per_step", estimated}, {"true_ms_per_step", truth},
-                                {"cost_error_percent", 100 * error}, {"right", ok}});
+                                {"cost_error_percent", 100 * error}, {"right", ok}, {"remeasured", remeasured}});
   }
   bool baselines_ok = true;
   for (const auto& entry : runs) {

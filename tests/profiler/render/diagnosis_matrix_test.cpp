@@ -69,6 +69,28 @@ TEST(DiagnosisMatrix, AWrongExpectationFailsTheSelftest) {
   EXPECT_NE(r.output.find("top-1: 0 of 1 right"), std::string::npos);
 }
 
+// An injected cause cannot make a job faster: a truth <= 0 says the pair was disturbed (under the
+// whole suite on 2 cores host-gap once read -1.4 ms), so both are measured again, once, and the row
+// says so. Here the "scenario" is the clean step and its "baseline" the slow loader's, so the
+// truth is -6 ms both times: measured again, and wrong still.
+TEST(DiagnosisMatrix, APairWhoseCauseMadeItFasterIsMeasuredAgainAndStaysWrong) {
+  TempDir dir("matrix-again");
+  for (const char* w : {"clean", "loader"}) {
+    std::filesystem::copy_file(diagnosis_dir() + "/" + w + ".json", dir / (std::string(w) + ".json"));
+  }
+  std::ofstream(dir / "matrix.json")
+      << R"({"scenarios": [{"name": "clean", "cause": "slow_rank", "baseline": "loader", "injects": "nothing"}]})";
+  auto r = run_command("(" + prof() + " selftest --dir " + dir.str() + " --format json 2>/dev/null)");
+  EXPECT_EQ(r.exit_code, 8) << r.output;
+  json m = json::parse(r.output, nullptr, false);
+  ASSERT_TRUE(m.is_object()) << r.output;
+  ASSERT_EQ(m["scenarios"].size(), 1u);
+  const json& s = m["scenarios"][0];
+  EXPECT_EQ(s["remeasured"], true) << s.dump();
+  EXPECT_NEAR(s["true_ms_per_step"].get<double>(), -6.0, 0.1) << s.dump();
+  EXPECT_EQ(s["right"], false) << s.dump();
+}
+
 TEST(DiagnosisMatrix, AMissingMatrixIsOneClearLine) {
   auto r = run_command(prof() + " selftest --dir /nonexistent");
   EXPECT_EQ(r.exit_code, 3);
