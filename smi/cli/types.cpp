@@ -262,7 +262,7 @@ Object board_card(const tf::Snapshot& s, int npu) {
   o.add("Subsystem Vendor ID", "pci_subsystem_vendor_id", Value::na());
   o.add("Subsystem Device ID", "pci_subsystem_device_id", Value::na());
   o.add("Chip Count", "chip_count", Value::integer(static_cast<int64_t>(devs.size())));
-  if (!hbm_layout(s, devs.front())) o.add("Chip Fault", "chip_fault", Value::integer(faulty));
+  if (!hbm_layout(s, devs.front())) o.add("Faulty Chip Count", "faulty_chip_count", Value::integer(faulty));  // the reference's key
   return o;
 }
 
