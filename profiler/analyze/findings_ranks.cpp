@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "profiler/analyze/findings_internal.hpp"
-
-#include <set>
 #include "profiler/analyze/ranks.hpp"
 
 namespace npukit::prof {
@@ -179,9 +178,7 @@ void slow_host(const HostVerdict& v, std::vector<Finding>& out, Measured& measur
   if (!v.slow) return;
   std::string who = "Straggler host: " + v.host + " (ranks " + rank_list(v.ranks) + ") works ";
   if (v.slow_hosts.size() > 1) {
-    std::string names;
-    for (const std::string& h : v.slow_hosts) names += (names.empty() ? "" : ", ") + h;
-    who = "Straggler hosts: " + names + " (ranks " + rank_list(v.ranks) + "); the slowest, " + v.host + ", works ";
+    who = "Straggler hosts: " + v.slow_host_names() + " (ranks " + rank_list(v.ranks) + "); the slowest, " + v.host + ", works ";
   }
   Finding f{"slow_host",
             who + ms(v.work_ns) + " per step against " + ms(v.baseline_ns) + " on the other hosts (the median), " +

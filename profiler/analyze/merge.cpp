@@ -4,12 +4,11 @@
 // once.
 #include "profiler/analyze/merge.hpp"
 
-#include <charconv>
-#include <optional>
-
 #include <algorithm>
+#include <charconv>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 #include <unordered_map>

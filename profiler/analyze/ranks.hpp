@@ -40,6 +40,12 @@ struct HostVerdict {
   std::string phase;
   double phase_excess_ns = 0;
   bool slow = false;          // excess >= straggler_threshold() of the baseline
+  // "c-2, c-1": the slow hosts, the slowest first.
+  std::string slow_host_names() const {
+    std::string out;
+    for (const std::string& h : slow_hosts) out += (out.empty() ? "" : ", ") + h;
+    return out;
+  }
   bool is_slow(const std::string& h) const {
     return slow && std::find(slow_hosts.begin(), slow_hosts.end(), h) != slow_hosts.end();
   }

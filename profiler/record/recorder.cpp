@@ -4,11 +4,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
-#include <unordered_map>
-#include <algorithm>
 #include <thread>
+#include <unordered_map>
 
 #include "profiler/record/child_process.hpp"
 #include "profiler/record/counter_sampler.hpp"

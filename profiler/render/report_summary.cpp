@@ -114,9 +114,7 @@ std::string slow_rank_lines(const Report& r) {
   // (which one of the tied ranks it named changed from run to run).
   HostVerdict host = slow_host_verdict(r);
   if (v.slow && host.is_slow(r.header.host_of(slow.device))) {
-    std::string names;
-    for (const std::string& h : host.slow_hosts) names += (names.empty() ? "" : ", ") + h;
-    out += "  straggler host" + std::string(host.slow_hosts.size() > 1 ? "s: " : ": ") + names + ", +" +
+    out += "  straggler host" + std::string(host.slow_hosts.size() > 1 ? "s: " : ": ") + host.slow_host_names() + ", +" +
            fixed(100 * host.excess_ns / host.baseline_ns, 1) + "% over the other hosts' median " + ms(host.baseline_ns) +
            "; loses " + ms(host.phase_excess_ns) + " " + host.phase + "\n";
   } else {
