@@ -140,7 +140,8 @@ void FieldReader::fail(std::string_view path, std::string_view what) {
 void FieldReader::only(std::string_view path, std::initializer_list<const char*> allowed) {
   const nlohmann::json* node = path.empty() ? &root_ : find(path);
   if (node == nullptr || !node->is_object()) return;
-  for (const auto& [key, value] : node->items()) {
+  for (const auto& item : node->items()) {
+    const std::string& key = item.key();
     bool known = std::any_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; });
     if (!known) fail(path.empty() ? key : std::string(path) + "." + key, "unknown field");
   }
