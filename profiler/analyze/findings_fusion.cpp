@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "profiler/analyze/findings_internal.hpp"
+#include "profiler/analyze/id_groups.hpp"
 #include "profiler/analyze/report_build.hpp"
 
 namespace npukit::prof {
@@ -55,7 +56,7 @@ struct Chains {
 void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
   // elementwise() once per distinct op (type, shapes, dtypes): a recording has millions of tasks
   // and a few hundred distinct ops.
-  std::map<std::array<int64_t, 5>, bool> verdicts;
+  Groups<5, bool> verdicts;
   auto is_elementwise = [&](const TaskRecord& t) {
     auto [it, fresh] = verdicts.try_emplace({t.task_type, t.op_type, t.shapes, t.out_shapes, t.dtypes}, false);
     if (fresh) it->second = elementwise(d, t);
@@ -77,17 +78,20 @@ void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>&
   };
   // One open chain per stream, tasks in their order on it (a stream runs its tasks one after
   // another, so start order is task order; no sort of the whole recording).
-  std::map<std::pair<int32_t, int64_t>, std::vector<const TaskRecord*>> open;
+  Groups<2, std::vector<const TaskRecord*>> open;  // device, stream
   for (const TaskRecord& t : d.tasks) {
     std::vector<const TaskRecord*>& chain = open[{t.device, t.stream}];
     bool ok = is_elementwise(t);
     // An element-wise kernel's inputs all have its output's shape, so "reads the previous output"
     // is: the same shape as the previous kernel's output.
-    bool continues = ok && !chain.empty() && chain.back()->start <= t.start && d.str(chain.back()->out_shapes) == d.str(t.out_shapes);
+    bool continues = ok && !chain.empty() && chain.back()->start <= t.start &&
+                     (chain.back()->out_shapes == t.out_shapes || d.str(chain.back()->out_shapes) == d.str(t.out_shapes));
     if (!continues) close(chain);
     if (ok) chain.push_back(&t);
   }
-  for (auto& [stream, chain] : open) close(chain);
+  std::vector<std::pair<std::array<int64_t, 2>, std::vector<const TaskRecord*>>> streams(open.begin(), open.end());
+  std::sort(streams.begin(), streams.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (auto& [stream, chain] : streams) close(chain);  // in stream order, as a tie on the longest chain is kept
   std::map<int, int> steps;
   for (const StepWindow& w : d.steps) ++steps[w.device];
   const std::pair<const int, Chains>* worst = nullptr;

@@ -33,10 +33,7 @@ std::map<int, Gaps> step_gaps(const ProfileData& d) {
   for (const StepWindow& w : d.steps) {
     auto ov = d.overlap.find(w.device);
     if (ov == d.overlap.end()) continue;
-    Intervals busy = clip(ov->second.compute, w.window);
-    Intervals comm = clip(ov->second.communication, w.window);
-    busy.insert(busy.end(), comm.begin(), comm.end());
-    busy = union_of(std::move(busy));
+    Intervals busy = clip(ov->second.busy, w.window);
     Gaps& g = out[w.device];
     g.step_ns += static_cast<double>(w.window.length()), ++g.steps;
     if (busy.empty()) continue;

@@ -47,7 +47,7 @@ struct HostStall {
 };
 std::map<int, HostStall> idle_during(const ProfileData& d, const std::map<int, std::vector<HostSpan>>& spans);
 const std::pair<const int, HostStall>* costliest(const std::map<int, HostStall>& stalls);  // nullptr: no steps
-Intervals busy_on(const ProfileData& d, int device);  // compute and communication, merged
+const Intervals& busy_on(const ProfileData& d, int device);  // compute and communication, merged
 void shape_recompilation(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_stalls.cpp
 void hbm_fragmentation(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_stalls.cpp
 // Per device, the allocator's cache flushes (EMU_EVENT cache_flush) as host spans (findings_stalls.cpp).

@@ -42,17 +42,14 @@ std::map<int, std::vector<Compile>> compiles_by_device(const ProfileData& d) {
 
 }  // namespace
 
-Intervals busy_on(const ProfileData& d, int device) {
+const Intervals& busy_on(const ProfileData& d, int device) {
+  static const Intervals kNone;
   auto it = d.overlap.find(device);
-  if (it == d.overlap.end()) return {};
-  Intervals busy = it->second.compute;
-  busy.insert(busy.end(), it->second.communication.begin(), it->second.communication.end());
-  return union_of(std::move(busy));
+  return it == d.overlap.end() ? kNone : it->second.busy;
 }
 
 std::map<int, HostStall> idle_during(const ProfileData& d, const std::map<int, std::vector<HostSpan>>& spans) {
   std::map<int, HostStall> out;
-  std::map<int, Intervals> busy;  // per device, computed once
   for (const StepWindow& w : d.steps) {
     if (w.step == kFirstStep) continue;  // the warm-up step
     HostStall& p = out[w.device];
@@ -67,9 +64,7 @@ std::map<int, HostStall> idle_during(const ProfileData& d, const std::map<int, s
       if (!p.example) p.example = s.event;
     }
     if (inside.empty()) continue;
-    auto [b, fresh] = busy.try_emplace(w.device);
-    if (fresh) b->second = busy_on(d, w.device);
-    p.idle_ns += static_cast<double>(total(subtract(clip(union_of(std::move(inside)), w.window), b->second)));
+    p.idle_ns += static_cast<double>(total(subtract(clip(union_of(std::move(inside)), w.window), busy_on(d, w.device))));
   }
   return out;
 }

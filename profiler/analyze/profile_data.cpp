@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <limits>
 #include <atomic>
+#include <limits>
 #include <optional>
 #include <thread>
 #include <unordered_map>
@@ -133,6 +133,13 @@ Status load_flops(Db& db, ProfileData& p) {
   return f->status();
 }
 
+// A STRING_IDS id as a task holds it: one that does not fit reads as a missing string (damage,
+// named by note_missing_strings), never as some other string.
+TaskRecord::Id task_string_id(int64_t id) {
+  using Limits = std::numeric_limits<TaskRecord::Id>;
+  return id < -1 || id > Limits::max() ? Limits::max() : static_cast<TaskRecord::Id>(id);
+}
+
 // Two sequential scans merged on globalTaskId (cheaper than a join's per-row index seek).
 Status load_tasks(Db& db, ProfileData& p) {
   auto rows = db.query_i64("SELECT coalesce(max(rowid), 0) FROM TASK");  // a capacity hint, O(log n)
@@ -143,7 +150,7 @@ Status load_tasks(Db& db, ProfileData& p) {
     TaskRecord t;
     t.device = static_cast<int32_t>(q->i64(0));
     t.stream = q->i64(1), t.task_id = q->i64(2), t.global_task_id = q->i64(3), t.connection_id = q->i64(4);
-    t.start = q->i64(5), t.end = q->i64(6), t.task_type = q->i64(7);
+    t.start = q->i64(5), t.end = q->i64(6), t.task_type = task_string_id(q->i64(7));
     p.tasks.push_back(t);
   }
   NPUKIT_RETURN_IF_ERROR(q->status());
@@ -159,10 +166,11 @@ Status load_tasks(Db& db, ProfileData& p) {
     while (at < p.tasks.size() && p.tasks[at].global_task_id < gid) ++at;
     if (at == p.tasks.size() || p.tasks[at].global_task_id != gid) continue;  // info without a task
     TaskRecord& t = p.tasks[at];
-    t.name = c->i64(1), t.op_type = c->i64(2), t.shapes = c->i64(3), t.dtypes = c->i64(4), t.formats = c->i64(5);
-    t.block_num = c->i64(6);
-    t.out_shapes = c->i64(7), t.out_dtypes = c->i64(8), t.out_formats = c->i64(9), t.state = c->i64(10);
-    t.hf32 = c->i64(11);
+    t.name = task_string_id(c->i64(1)), t.op_type = task_string_id(c->i64(2)), t.shapes = task_string_id(c->i64(3));
+    t.dtypes = task_string_id(c->i64(4)), t.formats = task_string_id(c->i64(5));
+    t.block_num = static_cast<int32_t>(std::clamp<int64_t>(c->i64(6), std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+    t.out_shapes = task_string_id(c->i64(7)), t.out_dtypes = task_string_id(c->i64(8));
+    t.out_formats = task_string_id(c->i64(9)), t.state = task_string_id(c->i64(10)), t.hf32 = task_string_id(c->i64(11));
   }
   NPUKIT_RETURN_IF_ERROR(c->status());
   return load_flops(db, p);

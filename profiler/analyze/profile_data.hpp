@@ -20,27 +20,30 @@
 
 namespace npukit::prof {
 
+// One device task. 112 bytes: a recording holds millions, so the STRING_IDS ids are 32-bit
+// (a database's ids are row numbers; one past int32 is read as a missing string, see load_tasks).
 struct TaskRecord {
-  int32_t device = 0;
+  using Id = int32_t;
   int64_t stream = 0;
   int64_t task_id = 0;
   int64_t global_task_id = 0;
   int64_t connection_id = 0;
   int64_t start = 0;  // Unix ns
   int64_t end = 0;
-  int64_t task_type = 0;  // STRING_IDS ids; -1 = none (non-kernel tasks)
-  int64_t name = -1;
-  int64_t op_type = -1;
-  int64_t shapes = -1;
-  int64_t dtypes = -1;
-  int64_t formats = -1;
-  int64_t out_shapes = -1;
-  int64_t out_dtypes = -1;
-  int64_t out_formats = -1;
-  int64_t state = -1;  // OP State: "static" / "dynamic" ("N/A" from older recordings)
-  int64_t hf32 = -1;   // HF32 Eligible: "YES" / "NO"
-  int64_t block_num = 0;
   double flops = 0;
+  int32_t device = 0;
+  Id task_type = 0;  // STRING_IDS ids; -1 = none (non-kernel tasks)
+  Id name = -1;
+  Id op_type = -1;
+  Id shapes = -1;
+  Id dtypes = -1;
+  Id formats = -1;
+  Id out_shapes = -1;
+  Id out_dtypes = -1;
+  Id out_formats = -1;
+  Id state = -1;  // OP State: "static" / "dynamic" ("N/A" from older recordings)
+  Id hf32 = -1;   // HF32 Eligible: "YES" / "NO"
+  int32_t block_num = 0;
   int64_t duration() const { return end - start; }
 };
 

@@ -1,5 +1,7 @@
 #include "profiler/analyze/report_build.hpp"
 
+#include "profiler/analyze/id_groups.hpp"
+
 #include "profiler/analyze/ranks.hpp"
 #include "profiler/analyze/report_memory.hpp"
 
@@ -13,6 +15,7 @@
 #include <numeric>
 #include <optional>
 #include <set>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
 
@@ -126,18 +129,7 @@ ReportHeader header_of(const ProfileData& d) {
   return h;
 }
 
-// Grouping by a few STRING_IDS ids: hashed while scanning (one lookup per task), then ordered
-// by key so equal totals keep a stable, reproducible order.
-template <std::size_t N>
-struct KeyHash {
-  std::size_t operator()(const std::array<int64_t, N>& k) const {
-    uint64_t h = 1469598103934665603ull;
-    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-    return static_cast<std::size_t>(h);
-  }
-};
-template <std::size_t N, typename V>
-using Groups = std::unordered_map<std::array<int64_t, N>, V, KeyHash<N>>;
+// Groups (id_groups.hpp) in key order, so equal totals keep a stable, reproducible order.
 
 template <std::size_t N, typename V>
 std::vector<std::pair<std::array<int64_t, N>, V>> by_key(Groups<N, V>& groups) {
@@ -147,34 +139,59 @@ std::vector<std::pair<std::array<int64_t, N>, V>> by_key(Groups<N, V>& groups) {
   return out;
 }
 
-// op_statistic: per device, ratios within the device.
-void device_op_types(const ProfileData& d, const std::vector<std::size_t>& sel, Report& r) {
-  Groups<3, std::vector<int64_t>> groups;  // device, opType, taskType
+// op_statistic (per device, ratios within the device), op_summary by type and by name. One hash
+// lookup per task, for its (name, shapes, dtypes, type) group; the by-type and per-device tables
+// are gathered from those groups (a recording has millions of tasks and a few hundred groups).
+void op_tables(const ProfileData& d, const std::vector<std::size_t>& sel, Report& r) {
+  struct NameGroup {
+    std::vector<int64_t> durations;
+    double flops = 0;
+    std::size_t type = 0;  // index into `types`
+  };
+  Groups<5, std::size_t> name_index;  // name, shapes, dtypes, opType, taskType -> index into `names`
+  std::vector<NameGroup> names;
+  Groups<2, std::size_t> type_index;  // opType, taskType -> index into `types`
+  std::vector<std::array<int64_t, 2>> types;
+  std::vector<std::vector<std::vector<int64_t>>> per_device;  // [device + 1][type]: durations
   for (std::size_t i : sel) {
     const TaskRecord& t = d.tasks[i];
-    if (t.op_type >= 0) groups[{t.device, t.op_type, t.task_type}].push_back(t.duration());
+    if (t.op_type < 0) continue;
+    auto [it, fresh] = name_index.try_emplace({t.name, t.shapes, t.dtypes, t.op_type, t.task_type}, names.size());
+    if (fresh) {
+      auto [type, new_type] = type_index.try_emplace({t.op_type, t.task_type}, types.size());
+      if (new_type) types.push_back({t.op_type, t.task_type});
+      names.push_back({{}, 0, type->second});
+    }
+    NameGroup& g = names[it->second];
+    g.durations.push_back(t.duration());
+    g.flops += t.flops;
+    auto device = static_cast<std::size_t>(t.device < 0 ? 0 : t.device + 1);
+    if (device >= per_device.size()) per_device.resize(device + 1);
+    if (g.type >= per_device[device].size()) per_device[device].resize(types.size());
+    per_device[device][g.type].push_back(t.duration());
+  }
+  Groups<3, std::vector<int64_t>> by_device_type;  // device, opType, taskType
+  for (std::size_t device = 0; device < per_device.size(); ++device) {
+    for (std::size_t type = 0; type < per_device[device].size(); ++type) {
+      if (per_device[device][type].empty()) continue;
+      by_device_type[{static_cast<int64_t>(device) - 1, types[type][0], types[type][1]}] = std::move(per_device[device][type]);
+    }
   }
   std::map<int, std::vector<OpTypeRow>> by_device;
-  for (auto& [key, durations] : by_key(groups)) {
+  for (auto& [key, durations] : by_key(by_device_type)) {
     by_device[static_cast<int>(key[0])].push_back({d.str(key[1]), d.str(key[2]), duration_stats(durations)});
   }
   for (auto& [device, rows] : by_device) {
     set_ratios(rows);
     for (OpTypeRow& row : rows) r.device_op_types.push_back({device, std::move(row)});
   }
-}
-
-void op_tables(const ProfileData& d, const std::vector<std::size_t>& sel, Report& r) {
-  device_op_types(d, sel, r);
-  Groups<2, std::vector<int64_t>> by_type;                       // opType, taskType
-  Groups<5, std::pair<std::vector<int64_t>, double>> by_name;    // name, shapes, dtypes, opType, taskType
-  for (std::size_t i : sel) {
-    const TaskRecord& t = d.tasks[i];
-    if (t.op_type < 0) continue;
-    by_type[{t.op_type, t.task_type}].push_back(t.duration());
-    auto& entry = by_name[{t.name, t.shapes, t.dtypes, t.op_type, t.task_type}];
-    entry.first.push_back(t.duration());
-    entry.second += t.flops;
+  Groups<2, std::vector<int64_t>> by_type;  // opType, taskType
+  Groups<5, std::pair<std::vector<int64_t>, double>> by_name;
+  for (auto& [key, index] : name_index) {
+    NameGroup& g = names[index];
+    std::vector<int64_t>& of_type = by_type[types[g.type]];
+    of_type.insert(of_type.end(), g.durations.begin(), g.durations.end());
+    by_name[key] = {std::move(g.durations), g.flops};
   }
   for (auto& [key, durations] : by_key(by_type)) r.op_types.push_back({d.str(key[0]), d.str(key[1]), duration_stats(durations)});
   for (auto& [key, entry] : by_key(by_name)) {
@@ -189,40 +206,64 @@ void op_tables(const ProfileData& d, const std::vector<std::size_t>& sel, Report
   }
 }
 
+// The idle time on its stream before each of `tasks`: from the end of the task before it (in
+// (start, globalTaskId) order on the same device and stream) to its start, 0 for a stream's first
+// task. One pass over the recording for a few tasks; wait_times() has every task's.
+std::vector<int64_t> waits_before(const ProfileData& d, const std::vector<std::size_t>& tasks) {
+  std::vector<const TaskRecord*> previous(tasks.size(), nullptr);
+  auto key = [](const TaskRecord& t) { return std::tie(t.start, t.global_task_id); };
+  for (const TaskRecord& t : d.tasks) {
+    for (std::size_t k = 0; k < tasks.size(); ++k) {
+      const TaskRecord& of = d.tasks[tasks[k]];
+      if (t.device != of.device || t.stream != of.stream || !(key(t) < key(of))) continue;
+      if (!previous[k] || key(*previous[k]) < key(t)) previous[k] = &t;
+    }
+  }
+  std::vector<int64_t> out(tasks.size(), 0);
+  for (std::size_t k = 0; k < tasks.size(); ++k) {
+    if (previous[k]) out[k] = std::max<int64_t>(0, d.tasks[tasks[k]].start - previous[k]->end);
+  }
+  return out;
+}
+
 // The longest task of each distinct op (name, type, input shapes), longest first: one row per op,
 // not ten near-identical rows of one op on ten devices. Each row counts its op's tasks and devices.
 void top_tasks(const ProfileData& d, const std::vector<std::size_t>& sel, int top, Report& r) {
   struct Op {
     std::size_t longest = 0;
     uint64_t tasks = 0;
-    std::set<int> devices;
+    std::vector<bool> devices;  // by device id
+    int device_count = 0;
   };
-  std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, Op> ops;  // name, type, shapes, task type
+  Groups<4, Op> ops;  // name, type, shapes, task type
   auto longer = [&](std::size_t a, std::size_t b) {
     const TaskRecord &x = d.tasks[a], &y = d.tasks[b];
     return x.duration() != y.duration() ? x.duration() > y.duration() : x.global_task_id < y.global_task_id;
   };
   for (std::size_t i : sel) {
     const TaskRecord& t = d.tasks[i];
-    auto [it, fresh] = ops.try_emplace({t.name, t.op_type, t.shapes, t.task_type}, Op{i, 0, {}});
+    auto [it, fresh] = ops.try_emplace({t.name, t.op_type, t.shapes, t.task_type}, Op{i, 0, {}, 0});
     Op& op = it->second;
     if (!fresh && longer(i, op.longest)) op.longest = i;
     ++op.tasks;
-    op.devices.insert(t.device);
+    auto device = static_cast<std::size_t>(t.device < 0 ? 0 : t.device + 1);  // 0: the host side
+    if (device >= op.devices.size()) op.devices.resize(device + 1);
+    if (!op.devices[device]) op.devices[device] = true, ++op.device_count;
   }
   std::vector<const Op*> order;
   for (const auto& [key, op] : ops) order.push_back(&op);
   auto n = std::min(order.size(), static_cast<std::size_t>(std::max(top, 0)));
   std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
                     [&](const Op* a, const Op* b) { return longer(a->longest, b->longest); });
-  std::vector<int64_t> waits = wait_times(d);
+  std::vector<std::size_t> shown;
+  for (std::size_t k = 0; k < n; ++k) shown.push_back(order[k]->longest);
+  std::vector<int64_t> waits = waits_before(d, shown);
   for (std::size_t k = 0; k < n; ++k) {
     const TaskRecord& t = d.tasks[order[k]->longest];
     std::string core = d.str(t.task_type);
     r.top_tasks.push_back({t.device, t.stream, t.task_id, t.name >= 0 ? d.str(t.name) : core,
                            t.op_type >= 0 ? d.str(t.op_type) : core, core, t.shapes >= 0 ? d.str(t.shapes) : "",
-                           t.start, t.duration(), waits[order[k]->longest], t.block_num, order[k]->tasks,
-                           static_cast<int>(order[k]->devices.size())});
+                           t.start, t.duration(), waits[k], t.block_num, order[k]->tasks, order[k]->device_count});
   }
 }
 
@@ -389,84 +430,19 @@ Result<Report> build_report(const ProfileData& data, const ReportOptions& option
   Report r;
   r.header = header_of(data);
   r.header.step_filter = options.step;
-  op_tables(data, *sel, r);
-  top_tasks(data, *sel, options.top, r);
-  step_rows(data, options.step, r);
-  comm_tables(data, StepFilter(data, options.step), r);
-  memory_tables(data, r);
-  throttle_periods(data, r);
-  clock_timeline(data, r);
+  {
+    // The op tables on a second core: they write only the op rows, which nothing else below reads.
+    std::jthread ops([&] { op_tables(data, *sel, r); });
+    top_tasks(data, *sel, options.top, r);
+    step_rows(data, options.step, r);
+    comm_tables(data, StepFilter(data, options.step), r);
+    memory_tables(data, r);
+    throttle_periods(data, r);
+    clock_timeline(data, r);
+  }
   r.ranks = rank_rows(r);
   add_findings(data, r);
   return r;
-}
-
-}  // namespace npukit::prof
-
-namespace npukit::prof {
-
-std::string ReportHeader::rank_label(int device) const {
-  auto rank = device_ranks.find(device);
-  std::string where = device_label(device_hosts, device);
-  return rank == device_ranks.end() ? where : "rank " + std::to_string(rank->second) + " (" + where + ")";
-}
-
-std::string ReportHeader::fault_where(const Fault& f) const {
-  if (f.devices.empty()) return f.fault;
-  if (device_hosts.empty() && f.devices.size() == devices.size() && devices.size() > 1) {
-    return f.fault + " on every NPU (" + std::to_string(devices.size()) + ")";
-  }
-  // Every device of one host: the host.
-  std::string host = host_of(f.devices.front());
-  int on_host = 0;
-  for (const auto& [device, where] : device_hosts) on_host += where.host == host;
-  bool whole_host = !host.empty() && on_host == static_cast<int>(f.devices.size()) &&
-                    std::all_of(f.devices.begin(), f.devices.end(), [&](int d) { return host_of(d) == host; });
-  if (whole_host) return f.fault + " on " + host + " (all " + std::to_string(on_host) + " NPUs)";
-  std::string out;
-  for (int d : f.devices) out += (out.empty() ? "" : ", ") + rank_label(d);
-  return f.fault + " on " + out;
-}
-
-std::string ReportHeader::recorded_as() const {
-  if (mode != "lossless") return mode;
-  if (lossless_lost) return "lossless until its reader was evicted (" + std::to_string(events_missed) + " events missed)";
-  if (events_missed > 0) return "lossless, yet " + std::to_string(events_missed) + " events missed";
-  return mode;
-}
-
-std::string ReportHeader::size_label() const {
-  if (ranks > 1) return std::to_string(ranks) + " ranks";
-  return std::to_string(devices.size()) + (devices.size() == 1 ? " device" : " devices");
-}
-
-std::string ReportHeader::host_of(int device) const {
-  auto it = device_hosts.find(device);
-  return it == device_hosts.end() ? "" : it->second.host;
-}
-
-std::vector<std::string> ReportHeader::hosts() const {
-  std::vector<std::string> out;
-  for (const auto& [device, h] : device_hosts) {
-    if (std::find(out.begin(), out.end(), h.host) == out.end()) out.push_back(h.host);
-  }
-  return out;
-}
-
-std::string ReportHeader::node_label() const {
-  std::size_t n = hosts().size();
-  return n < 2 ? node_spec : std::to_string(n) + " hosts of " + node_spec;
-}
-
-std::string ReportHeader::recording_state() const {
-  if (!damage.empty()) {
-    std::string what;
-    for (const std::string& d : damage) what += (what.empty() ? "" : "; ") + d;
-    return "DAMAGED: " + what;
-  }
-  if (complete) return "complete";
-  if (!node_lost.empty()) return "INCOMPLETE: the node went away during the recording (" + node_lost + ")";
-  return "INCOMPLETE: the recorder stopped before finalizing; derived tables recomputed";
 }
 
 }  // namespace npukit::prof

@@ -1,11 +1,14 @@
 #include "profiler/store/intervals.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace npukit::prof {
 
 Intervals union_of(Intervals spans) {
-  std::sort(spans.begin(), spans.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  auto earlier = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+  // Spans mostly come in start order already (tasks are stored by start): no sort for those.
+  if (!std::is_sorted(spans.begin(), spans.end(), earlier)) std::sort(spans.begin(), spans.end(), earlier);
   Intervals out;
   for (const Interval& s : spans) {
     if (s.end <= s.start) continue;
@@ -71,8 +74,10 @@ Overlap analyze_overlap(const std::vector<TaskSpan>& tasks) {
   o.compute = union_of(std::move(compute));
   o.communication = union_of(std::move(comm));
   o.comm_not_overlapped = subtract(o.communication, o.compute);
-  Intervals busy = o.compute;
-  busy.insert(busy.end(), o.communication.begin(), o.communication.end());
+  Intervals& busy = o.busy;
+  busy.reserve(o.compute.size() + o.communication.size());
+  std::merge(o.compute.begin(), o.compute.end(), o.communication.begin(), o.communication.end(), std::back_inserter(busy),
+             [](const Interval& a, const Interval& b) { return a.start < b.start; });
   busy = union_of(std::move(busy));
   if (!busy.empty()) o.free = subtract(Intervals{{busy.front().start, busy.back().end}}, busy);
   return o;

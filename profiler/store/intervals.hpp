@@ -32,6 +32,7 @@ struct Overlap {
   Intervals communication;   // union of collective tasks
   Intervals comm_not_overlapped;  // communication minus compute
   Intervals free;            // gaps between the first and the last busy instant
+  Intervals busy;            // compute or communication: the device was doing something
 };
 
 struct TaskSpan {

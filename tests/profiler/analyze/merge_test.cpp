@@ -3,8 +3,11 @@
 // and --rank picks one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <filesystem>
 
+#include "profiler/analyze/merge.hpp"
 #include "profiler/analyze/profile_data.hpp"
 #include "profiler/analyze/report_build.hpp"
 #include "profiler/render/report_render.hpp"
@@ -74,6 +77,72 @@ TEST(Merge, RankPicksOneDatabase) {
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("no rank 4 in this recording (ranks: 0, 1)"), std::string::npos)
       << missing.status().message();
+}
+
+// A rank's part of the merge: its own STRING_IDS and its tasks (start, end, name) as stored.
+prof::ProfileData part(int device, std::vector<std::string> strings, const std::vector<std::array<int64_t, 3>>& tasks) {
+  prof::ProfileData p;
+  p.strings = std::move(strings);
+  p.string_known.assign(p.strings.size(), true);
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    prof::TaskRecord t;
+    t.device = device, t.global_task_id = static_cast<int64_t>(i), t.task_id = static_cast<int64_t>(i);
+    t.start = tasks[i][0], t.end = tasks[i][1], t.name = static_cast<prof::TaskRecord::Id>(tasks[i][2]);
+    p.tasks.push_back(t);
+  }
+  return p;
+}
+
+// Merged tasks are in (start, device) order, equal keys in rank order then in the order the rank
+// stored them, whether or not a rank's tasks were stored in start order; each task's name is
+// its rank's string, renumbered into the shared table, and globalTaskIds count from 0 in order.
+TEST(Merge, TasksComeInStartOrderWithTiesInRankThenStoredOrder) {
+  std::vector<prof::ProfileData> parts;
+  parts.push_back(part(1, {"matmul", "add"}, {{30, 31, 0}, {10, 12, 1}, {10, 11, 0}, {20, 25, 1}}));  // not in start order
+  parts.push_back(part(0, {"add", "cast"}, {{10, 13, 1}, {10, 14, 0}}));
+  parts.push_back(part(1, {"cast"}, {{5, 6, 0}, {10, 15, 0}}));
+  prof::ProfileData merged = prof::merge_ranks(std::move(parts), "merged");
+  std::vector<std::string> got;
+  for (const prof::TaskRecord& t : merged.tasks) {
+    got.push_back(std::to_string(t.start) + "/" + std::to_string(t.device) + "/" + std::to_string(t.end) + " " + merged.str(t.name));
+    EXPECT_EQ(t.global_task_id, static_cast<int64_t>(got.size() - 1));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{"5/1/6 cast", "10/0/13 cast", "10/0/14 add", "10/1/12 add", "10/1/11 matmul",
+                                           "10/1/15 cast", "20/1/25 add", "30/1/31 matmul"}));
+}
+
+// The top tasks' waits are the gaps wait_times() gives every task: since the previous task on
+// the same device and stream, in (start, globalTaskId) order, never negative.
+TEST(TopTasks, TheirWaitsAreTheGapsOnTheirOwnStream) {
+  prof::ProfileData d;
+  d.strings = {"AI_CORE", "a", "b", "c", "e"};
+  d.string_known.assign(d.strings.size(), true);
+  // device, stream, start, end, name: streams interleave; device 1 stream 0 is a separate stream.
+  const int64_t rows[][5] = {{0, 0, 0, 10, 1}, {0, 1, 5, 40, 2}, {0, 0, 25, 30, 3}, {1, 0, 26, 90, 4},
+                             {0, 0, 60, 100, 4}, {0, 1, 38, 45, 1}};
+  for (const auto& row : rows) {
+    prof::TaskRecord t;
+    t.device = static_cast<int32_t>(row[0]), t.stream = row[1], t.start = row[2], t.end = row[3];
+    t.task_type = 0, t.name = static_cast<prof::TaskRecord::Id>(row[4]), t.op_type = t.name;
+    t.global_task_id = static_cast<int64_t>(d.tasks.size());
+    d.tasks.push_back(t);
+  }
+  auto report = prof::build_report(d, {.top = 10, .step = std::nullopt});
+  ASSERT_TRUE(report.ok()) << report.status().message();
+  std::vector<int64_t> waits = prof::wait_times(d);
+  ASSERT_EQ(report->top_tasks.size(), 4u);
+  std::vector<std::string> got;
+  for (const prof::TopTask& top : report->top_tasks) {
+    auto it = std::find_if(d.tasks.begin(), d.tasks.end(), [&](const prof::TaskRecord& t) {
+      return t.device == top.device && t.start == top.start && t.end - t.start == top.duration;
+    });
+    ASSERT_NE(it, d.tasks.end());
+    EXPECT_EQ(top.wait, waits[static_cast<std::size_t>(it - d.tasks.begin())]) << top.name;
+    got.push_back(top.name + ":" + std::to_string(top.wait));
+  }
+  // Longest first: e's longest ran on device 1 (its stream's first task), b is stream 1's first,
+  // a's longer call is stream 0's first, and c started 15 after a ended on stream 0.
+  EXPECT_EQ(got, (std::vector<std::string>{"e:0", "b:0", "a:0", "c:15"}));
 }
 
 }  // namespace
