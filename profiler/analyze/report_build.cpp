@@ -267,12 +267,28 @@ void top_tasks(const ProfileData& d, const std::vector<std::size_t>& sel, int to
   }
 }
 
+// Per device, its pipeline receives (start, duration), in start order.
+std::map<int, std::vector<std::pair<int64_t, int64_t>>> receives(const ProfileData& d) {
+  std::map<int, std::vector<std::pair<int64_t, int64_t>>> out;
+  for (const CollectiveRecord& c : d.collectives) {
+    if (d.str(c.op_type).rfind("hcom_receive", 0) == 0) out[c.device].emplace_back(c.start, c.end - c.start);
+  }
+  for (auto& [device, list] : out) std::sort(list.begin(), list.end());
+  return out;
+}
+
 void step_rows(const ProfileData& d, std::optional<int64_t> step, Report& r) {
   static const Overlap kIdle;
+  auto recv = receives(d);
   for (const StepWindow& w : d.steps) {
     if (step && w.step != *step) continue;
     auto it = d.overlap.find(w.device);
-    r.steps.push_back({w.device, w.step, breakdown(it == d.overlap.end() ? kIdle : it->second, w.window)});
+    StepRow row{w.device, w.step, breakdown(it == d.overlap.end() ? kIdle : it->second, w.window), 0};
+    if (auto on = recv.find(w.device); on != recv.end()) {
+      auto first = std::lower_bound(on->second.begin(), on->second.end(), std::pair{w.window.start, int64_t{0}});
+      for (auto x = first; x != on->second.end() && x->first < w.window.end; ++x) row.bubble += x->second;
+    }
+    r.steps.push_back(row);
   }
 }
 

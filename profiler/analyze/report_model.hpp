@@ -104,6 +104,9 @@ struct StepRow {
   int device = 0;
   int64_t step = 0;
   StepBreakdown b;
+  // Pipeline receives (hcom_receive) that started in the step: the time a stage waited for
+  // its neighbour, msprof's "Bubble" (0 without pipeline parallelism), ns.
+  int64_t bubble = 0;
 };
 
 struct CommTypeRow {

@@ -98,12 +98,16 @@ Status communication_statistic(const fs::path& path, const Report& r) {
 Status step_trace_time(const fs::path& path, const Report& r) {
   CsvFile f(path, {"Device_id", "Step", "Computing", "Communication(Not Overlapped)", "Overlapped", "Communication", "Free",
                    "Stage", "Bubble", "Communication(Not Overlapped and Exclude Receive)", "Preparing"});
+  // As msprof-analyze derives them: Bubble is the step's receive time, Stage the rest of the
+  // step's span (computing + communication not overlapped + free, less the bubble).
   for (const StepRow& s : r.steps) {
     const StepBreakdown& b = s.b;
+    int64_t stage = b.computing + b.comm_not_overlapped + b.free - s.bubble;
     f.row({std::to_string(s.device), std::to_string(s.step), us(static_cast<double>(b.computing)),
            us(static_cast<double>(b.comm_not_overlapped)), us(static_cast<double>(b.overlapped)),
-           us(static_cast<double>(b.communication)), us(static_cast<double>(b.free)), "0.000", "0.000",
-           us(static_cast<double>(b.comm_not_overlapped)), us(static_cast<double>(b.preparing))});
+           us(static_cast<double>(b.communication)), us(static_cast<double>(b.free)), us(static_cast<double>(stage)),
+           us(static_cast<double>(s.bubble)), us(static_cast<double>(b.comm_not_overlapped - s.bubble)),
+           us(static_cast<double>(b.preparing))});
   }
   return f.close();
 }

@@ -56,5 +56,32 @@ TEST(PipelineBubble, MoreMicroBatchesShrinkTheBubble) {
   EXPECT_NEAR(m32 / m8, 35.0 / 11.0, 0.1 * 35.0 / 11.0) << m8 << " ms vs " << m32 << " ms";
 }
 
+// step_trace_time.csv as msprof-analyze derives it: Bubble is the step's receive time (the
+// recording's own hcom_receive rows in that step), Stage the step's span less it, and the
+// communication "exclude receive" column the unoverlapped communication less it. It wrote 0 for both.
+TEST(PipelineBubble, StepTraceTimeHoldsEachStagesBubble) {
+  RecordedRun run = record_on_fresh_node("pipeline-csv", data_path("pipeline-small.json"));
+  ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
+  TempDir out("pipeline-csv-out");
+  auto r = run_command(prof() + " report " + run.dir + " --format csv -o " + out.str());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (std::size_t rank = 0; rank < run.dbs.size(); ++rank) {
+    std::string csv = out / ("rank_" + std::to_string(rank) + "/step_trace_time.csv");
+    std::string sql =
+        "ATTACH '" + run.dbs[rank] + "' AS p; "
+        "WITH truth AS (SELECT s.stepId + 1 AS step, sum(c.endNs - c.startNs) / 1000.0 AS us FROM p.EMU_STEP s "
+        "JOIN p.COMMUNICATION_OP c ON c.startNs >= s.startNs AND c.startNs < s.endNs JOIN p.STRING_IDS i ON i.id = c.opType "
+        "WHERE i.value LIKE 'hcom_receive%' AND s.deviceId IN (SELECT deviceId FROM p.TASK) GROUP BY s.stepId) "
+        "SELECT count(*), sum(t.Bubble > 0), "
+        "sum(abs(t.Bubble - coalesce(truth.us, 0)) < 0.002), "
+        "sum(abs(t.Stage + t.Bubble - t.Computing - t.\\\"Communication(Not Overlapped)\\\" - t.Free) < 0.002), "
+        "sum(abs(t.\\\"Communication(Not Overlapped and Exclude Receive)\\\" + t.Bubble - t.\\\"Communication(Not Overlapped)\\\") < 0.002) "
+        "FROM t LEFT JOIN truth ON truth.step = CAST(t.Step AS INTEGER)";
+    auto q = run_command("sqlite3 :memory: \".import --csv '" + csv + "' t\" \"" + sql + "\" 2>&1");
+    // 4 steps; every stage waits at a receive each step; each figure is the recording's.
+    EXPECT_EQ(q.output, "4|4|4|4|4\n") << "rank " << rank << ": " << read_file(csv);
+  }
+}
+
 }  // namespace
 }  // namespace npukit::testing
