@@ -297,12 +297,17 @@ Result<NodeSpec> load_cluster_file(const std::string& file, const nlohmann::json
 Result<NodeSpec> load_node_spec(const std::string& name_or_path) {
   if (!looks_like_path(name_or_path) && !catalog_has("nodes", name_or_path)) {
     if (catalog_has("clusters", name_or_path)) return load_node_spec(catalog_file("clusters", name_or_path));
-    static const std::regex kHostsOf("^([0-9]{1,5})x(.+)$");
+    static const std::regex kHostsOf("^(0|[1-9][0-9]*)x(.+)$");  // a count as written: no leading zeros
     std::smatch m;
     if (std::regex_match(name_or_path, m, kHostsOf) && catalog_has("nodes", m[2].str())) {
+      const std::string count = m[1].str();
+      if (count.size() > 5) {  // past any int, and far past kMaxHosts
+        return InvalidArgument(std::string(kPrefix) + ": cluster '" + name_or_path + "': " + count +
+                               " hosts is out of range [1, " + std::to_string(kMaxHosts) + "]");
+      }
       auto host = load_node_spec(m[2].str());
       if (!host.ok()) return host.status();
-      return make_cluster(std::move(*host), name_or_path, std::stoi(m[1].str()), SwitchSpec{});
+      return make_cluster(std::move(*host), name_or_path, std::stoi(count), SwitchSpec{});
     }
     std::string known;
     for (const auto& n : catalog_node_names()) known += (known.empty() ? "" : ", ") + n;

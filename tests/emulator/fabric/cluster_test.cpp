@@ -54,6 +54,16 @@ TEST(ClusterSpec, BadClustersAreOneLineNamingWhat) {
   ASSERT_FALSE(too_many.ok());
   EXPECT_NE(too_many.status().message().find("1025 hosts is out of range [1, 1024]"), std::string::npos)
       << too_many.status().message();
+  // A count past any int is out of range too (it read "no node spec"); a count written with a
+  // leading zero is not a count ("02x8x910B2" made a 2-host cluster).
+  for (const char* huge : {"100000x8x910B2", "99999999999999999999x8x910B2"}) {
+    auto r = load_node_spec(huge);
+    ASSERT_FALSE(r.ok()) << huge;
+    EXPECT_NE(r.status().message().find(" hosts is out of range [1, 1024]"), std::string::npos) << r.status().message();
+  }
+  auto zero_led = load_node_spec("02x8x910B2");
+  ASSERT_FALSE(zero_led.ok());
+  EXPECT_NE(zero_led.status().message().find("no node spec '02x8x910B2'"), std::string::npos) << zero_led.status().message();
   auto no_ports = load_node_spec("2x4x310P3");
   ASSERT_FALSE(no_ports.ok());
   EXPECT_NE(no_ports.status().message().find("'4x310P3' has no scale_out section"), std::string::npos)
