@@ -52,6 +52,7 @@ IncidentKind parse_row(const nlohmann::json& row) {
   k.faults = row.at("faults").get<std::vector<std::string>>();
   k.lifted_by = row.at("lifted_by").get<std::string>();
   k.alert = row.value("alert", "NpuIncident");
+  k.outlives_bus = row.value("outlives_bus", false);
   return k;
 }
 

@@ -40,6 +40,9 @@ struct IncidentKind {
   std::vector<std::string> faults;  // the injectable faults that raise it
   std::string lifted_by;
   std::string alert;        // the alert rule that fires for it (NpuIncident unless named)
+  // It silences the node's bus (a host that went down): once the bus is stale, the last state
+  // it published still holds, so it is reported in place of "telemetry stale".
+  bool outlives_bus = false;
 };
 
 // The limits the memory incidents are raised at (the emulator raises them; readers name them).

@@ -46,6 +46,7 @@ class RetryPacer {
 };
 
 constexpr uint64_t kSnapshotDeadlineNs = 1'000'000'000;  // a whole snapshot read, however corrupt
+constexpr uint64_t kStaleReadDeadlineNs = 20'000'000;   // a stale writer's last device values: no one is writing
 
 std::string fixed(const char* s, std::size_t n) { return std::string(s, strnlen(s, n)); }
 
@@ -257,6 +258,15 @@ void Reader::read(Snapshot* out) const {
   for (std::size_t l = 0; l < 3; ++l) b.resize(static_cast<EntityLevel>(l), entities[l]);
   std::string stale = stale_reason();
   if (!stale.empty()) {
+    // The devices' last words (mark_stale keeps only their error codes), read without waiting
+    // long: a writer that died mid-commit leaves that slot blank.
+    const uint64_t soon = monotonic_ns() + kStaleReadDeadlineNs;
+    const std::size_t device_level = static_cast<std::size_t>(EntityLevel::kDevice);
+    for (std::size_t e = 0; e < entities[device_level]; ++e) {
+      uint8_t* statuses = b.statuses(EntityLevel::kDevice, static_cast<int>(e));
+      uint64_t* values = b.values(EntityLevel::kDevice, static_cast<int>(e));
+      if (!read_slot(device_level, e, values, statuses, soon)) std::memset(values, 0, field_count(EntityLevel::kDevice) * 8);
+    }
     b.mark_stale(std::move(stale));
     return;
   }

@@ -123,12 +123,19 @@ void SnapshotBuilder::keep_only(std::span<const FieldId> keep) {
 void SnapshotBuilder::mark_stale(std::string reason) {
   s_.stale_ = true;
   s_.stale_reason_ = std::move(reason);
+  std::size_t n = field_count(EntityLevel::kDevice);
+  // The error codes the writer last published stay (status kStale): they may say why it went
+  // quiet (host_down). Every other value is cleared.
+  std::vector<bool> kept(n, false);
+  for (FieldId id : {fid::kErrorCode, fid::kErrorCode2, fid::kErrorCode3, fid::kErrorCode4}) kept[find_field(id)->slot] = true;
   for (std::size_t l = 0; l < 3; ++l) {
-    std::fill(s_.values_[l].begin(), s_.values_[l].end(), 0);
+    const bool device_level = l == level_index(EntityLevel::kDevice);
+    for (std::size_t i = 0; i < s_.values_[l].size(); ++i) {
+      if (!(device_level && kept[i % n])) s_.values_[l][i] = 0;
+    }
     std::fill(s_.statuses_[l].begin(), s_.statuses_[l].end(),
               static_cast<uint8_t>(SampleStatus::kStale));
   }
-  std::size_t n = field_count(EntityLevel::kDevice);
   std::size_t slot = find_field(fid::kHealth)->slot;
   auto& dev = s_.values_[level_index(EntityLevel::kDevice)];
   for (std::size_t i = slot; i < dev.size(); i += n) dev[i] = static_cast<uint64_t>(Health::kUnknown);

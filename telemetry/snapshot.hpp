@@ -8,7 +8,8 @@
 //
 // Stale: when the writer is gone or silent, stale() is true, every sample's status is kStale,
 // npu_health reads Health::kUnknown and the process table is empty: a stale segment never shows
-// as live data.
+// as live data. Only the devices' error codes keep their last published bits (still kStale):
+// they may say why the writer went quiet (a host that is down).
 //
 // Thread-safety: a Snapshot is a value; const methods are safe from any thread. Copies share
 // the immutable identity block (node/device/link info).

@@ -242,8 +242,9 @@ NodeReport evaluate_node(const tf::Snapshot& s, std::span<const int> devices) {
   for (Incident& inc : incidents) {
     bool touches = std::any_of(devices.begin(), devices.end(), [&](int d) { return severity_on(inc, d) != tf::Health::kOk; });
     if (!touches && devices.size() != static_cast<std::size_t>(s.device_count())) continue;
-    // A stale node's incident says nothing is known (UNKNOWN); a live host's own (slow) is its severity.
-    bool unknown = inc.kind->entity == tf::IncidentEntity::kNode && r.stale;
+    // A stale node's incident says nothing is known (UNKNOWN), unless it is why the bus went
+    // quiet (host_down: still true); a live host's own (slow) is its severity.
+    bool unknown = inc.kind->entity == tf::IncidentEntity::kNode && r.stale && !inc.kind->outlives_bus;
     r.verdict = worst(r.verdict, unknown ? Verdict::kUnknown : verdict_of(inc.kind->severity));
     r.incidents.push_back(std::move(inc));
   }

@@ -191,20 +191,40 @@ std::string code_summary(uint32_t code, const tf::Snapshot& s, int device) {
   return tf::fill(k->summary, device_values(s, device));
 }
 
-std::vector<Incident> node_incidents(const tf::Snapshot& s) {
+namespace {
+
+// The incidents the snapshot's data shows, live or not.
+std::vector<Incident> published_incidents(const tf::Snapshot& s) {
   std::vector<Incident> out;
-  if (s.stale()) {
-    const tf::IncidentKind& k = tf::incident("node_stale");
-    Values values{{"value", s.node().node_name}, {"limit", s.stale_reason()}};
-    out.push_back({&k, -1, -1, -1, "", {}, "node", finish(tf::fill(k.message, values)), k.summary});
-    return out;  // a stale node's device data is old: nothing else to judge
-  }
   for (int d = 0; d < s.device_count(); ++d) add_device_incidents(s, d, out);
   // A host that is down lost every NPU on it: one root cause, the host's, not nine incidents.
   auto is = [](const char* kind) { return [kind](const Incident& i) { return i.kind->kind == kind; }; };
   if (std::any_of(out.begin(), out.end(), is("host_down"))) std::erase_if(out, is("device_lost"));
   add_link_incidents(s, out);
   std::stable_sort(out.begin(), out.end(), [](const Incident& a, const Incident& b) { return a.kind->severity > b.kind->severity; });
+  return out;
+}
+
+}  // namespace
+
+std::vector<Incident> node_incidents(const tf::Snapshot& s) {
+  if (!s.stale()) return published_incidents(s);
+  // A stale node's device data is old: nothing else to judge, unless what it last published is
+  // why it went quiet (its host is down), which still holds.
+  std::vector<Incident> out;
+  for (int d = 0; d < s.device_count(); ++d) {
+    for (tf::FieldId id : {fid::kErrorCode, fid::kErrorCode2, fid::kErrorCode3, fid::kErrorCode4}) {
+      tf::Sample c = s.device(d, id);
+      const tf::IncidentKind* k = c.status == tf::SampleStatus::kStale ? tf::find_incident(static_cast<uint32_t>(c.as_u64())) : nullptr;
+      if (k == nullptr || !k->outlives_bus || std::any_of(out.begin(), out.end(), [&](const Incident& i) { return i.kind == k; })) continue;
+      Values values{{"value", s.node().node_name}};
+      out.push_back({k, -1, -1, -1, "", {}, "node", finish(tf::fill(k->message, values)), tf::fill(k->summary, values)});
+    }
+  }
+  if (!out.empty()) return out;
+  const tf::IncidentKind& k = tf::incident("node_stale");
+  Values values{{"value", s.node().node_name}, {"limit", s.stale_reason()}};
+  out.push_back({&k, -1, -1, -1, "", {}, "node", finish(tf::fill(k.message, values)), k.summary});
   return out;
 }
 
