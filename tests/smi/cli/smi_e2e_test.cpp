@@ -249,7 +249,10 @@ TEST(SmiE2E, ClassicLayoutOfA310PNode) {
   EXPECT_NE(r.output.find("| NPU     Name                  | Health          | Power(W)     Temp(C)           Hugepages-Usage(page) |"),
             std::string::npos);
   EXPECT_NE(r.output.find("| 3       310P3                 | OK              | NA "), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("| 1       7                     | 0000:C2:00.0    |"), std::string::npos) << r.output;
+  // Both chips of a 300I Duo card sit at the card's one bus id, as npu-smi shows them.
+  EXPECT_NE(r.output.find("| 0       0                     | 0000:01:00.0    |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| 1       1                     | 0000:01:00.0    |"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("| 1       7                     | 0000:82:00.0    |"), std::string::npos) << r.output;
   auto m = run_command(smi(node.name(), "info -m"));
   EXPECT_NE(m.output.find("\t3                              1                              7                              Ascend 310P3\n"),
             std::string::npos) << m.output;
