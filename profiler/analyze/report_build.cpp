@@ -208,8 +208,14 @@ void op_tables(const ProfileData& d, const std::vector<std::size_t>& sel, Report
 
 // The idle time on its stream before each of `tasks`: from the end of the task before it (in
 // (start, globalTaskId) order on the same device and stream) to its start, 0 for a stream's first
-// task. One pass over the recording for a few tasks; wait_times() has every task's.
+// task. One pass over the recording for a few tasks; for many, wait_times(), which has every task's.
 std::vector<int64_t> waits_before(const ProfileData& d, const std::vector<std::size_t>& tasks) {
+  constexpr std::size_t kFewTasks = 32;  // the pass below costs tasks x recording
+  if (tasks.size() > kFewTasks) {
+    std::vector<int64_t> all = wait_times(d), out;
+    for (std::size_t i : tasks) out.push_back(all[i]);
+    return out;
+  }
   std::vector<const TaskRecord*> previous(tasks.size(), nullptr);
   auto key = [](const TaskRecord& t) { return std::tie(t.start, t.global_task_id); };
   for (const TaskRecord& t : d.tasks) {

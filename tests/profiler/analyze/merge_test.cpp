@@ -145,5 +145,36 @@ TEST(TopTasks, TheirWaitsAreTheGapsOnTheirOwnStream) {
   EXPECT_EQ(got, (std::vector<std::string>{"e:0", "b:0", "a:0", "c:15"}));
 }
 
+// Past a few rows the waits come from wait_times() itself: the same answers for 40 ops.
+TEST(TopTasks, ManyRowsHaveTheSameWaitsAsWaitTimes) {
+  prof::ProfileData d;
+  d.strings = {"AI_CORE"};
+  for (int op = 0; op < 40; ++op) d.strings.push_back("op" + std::to_string(op));
+  d.string_known.assign(d.strings.size(), true);
+  for (int i = 0; i < 400; ++i) {
+    prof::TaskRecord t;
+    t.device = i % 3, t.stream = i % 2, t.start = 10 * i + (i % 7), t.end = t.start + 3 + (i * 37) % 29;
+    t.task_type = 0, t.name = static_cast<prof::TaskRecord::Id>(1 + i % 40), t.op_type = t.name;
+    t.global_task_id = i;
+    d.tasks.push_back(t);
+  }
+  for (int top : {10, 40}) {
+    auto report = prof::build_report(d, {.top = top, .step = std::nullopt});
+    ASSERT_TRUE(report.ok()) << report.status().message();
+    ASSERT_EQ(report->top_tasks.size(), static_cast<std::size_t>(top));
+    std::vector<int64_t> waits = prof::wait_times(d);
+    int nonzero = 0;
+    for (const prof::TopTask& row : report->top_tasks) {
+      auto it = std::find_if(d.tasks.begin(), d.tasks.end(), [&](const prof::TaskRecord& t) {
+        return t.device == row.device && t.start == row.start && t.stream == row.stream;
+      });
+      ASSERT_NE(it, d.tasks.end());
+      EXPECT_EQ(row.wait, waits[static_cast<std::size_t>(it - d.tasks.begin())]) << row.name << " top " << top;
+      nonzero += row.wait > 0;
+    }
+    EXPECT_GT(nonzero, 0) << "the streams have gaps to find";
+  }
+}
+
 }  // namespace
 }  // namespace npukit::testing
