@@ -10,7 +10,9 @@
 # npu-top): VmRSS, open fds, threads, /dev/shm mappings; and the node's segments in /dev/shm.
 # Verdict, after a warm-up (--warmup, default 20% of the run): per process,
 #   VmRSS: mean of the last window vs mean of the first post-warm-up window (each 10% of the run,
-#          at least 3 samples) may grow by at most 1%;
+#          at least 3 samples) may grow by at most 1% or 512 kB, whichever is more (a heap grows
+#          in steps of the allocator's top pad, 128 kB and more: a 12 MB npu-top crossed 1% with
+#          one such step in a 2-minute soak, 11580 -> 11900 kB, which a leak would keep repeating);
 #   fds, threads, shm maps, node segments (small integers): the last window's median may not
 #          exceed the warm-up maximum (a leak lifts the whole window; a connection open at the
 #          moment of one sample does not), and the post-warm-up maximum is printed beside it;
@@ -168,8 +170,8 @@ judge() {
           }
           if (m == 4) {
             first = s1 / c1; last = s2 / c2; g = first > 0 ? 100 * (last - first) / first : 0
-            ok = g <= 1.0
-            printf "%-9s %-14s %12.0f %12.0f %9.2f%%  %-28s %s\n", role, name[m], first, last, g, "<= 1% (last vs first window)", ok ? "OK" : "FAIL"
+            ok = g <= 1.0 || last - first <= 512
+            printf "%-9s %-14s %12.0f %12.0f %9.2f%%  %-28s %s\n", role, name[m], first, last, g, "<= 1% or 512 kB (last/first)", ok ? "OK" : "FAIL"
           } else {
             c2 = 0
             for (i = 1; i <= n; i++) if (post_t[role, m, i] >= tn - win) last_v[++c2] = post_v[role, m, i]
