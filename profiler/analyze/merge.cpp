@@ -49,8 +49,8 @@ void remap(Id& id, const std::vector<int64_t>& to) {
 // string ids mapped onto the merged table (`ids`, one map per part) as it moves. Each part is
 // nearly in start order already (one rank, tasks in globalTaskId order), so each is put in order
 // on its own (an index sort only where it is not), then the parts are merged through a heap of
-// their heads: every 160-byte record is read in order and moved once, instead of gathered at
-// random from the whole recording.
+// their heads: every record is read in order and moved once, instead of gathered at random from
+// the whole recording.
 std::vector<TaskRecord> tasks_by_start(std::vector<ProfileData>& parts, const std::vector<std::vector<int64_t>>& ids) {
   auto before = [](const TaskRecord& a, const TaskRecord& b) {
     return std::tie(a.start, a.device) < std::tie(b.start, b.device);
@@ -92,7 +92,7 @@ std::vector<TaskRecord> tasks_by_start(std::vector<ProfileData>& parts, const st
     Head& h = heap.back();
     TaskRecord& t = sorted.emplace_back(std::move(at(h.part, h.next)));
     for (TaskRecord::Id* f : {&t.task_type, &t.name, &t.op_type, &t.shapes, &t.dtypes, &t.formats, &t.out_shapes,
-                       &t.out_dtypes, &t.out_formats, &t.state, &t.hf32}) {
+                              &t.out_dtypes, &t.out_formats, &t.state, &t.hf32}) {
       remap(*f, ids[h.part]);
     }
     if (++h.next < parts[h.part].tasks.size()) {
