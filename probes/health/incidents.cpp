@@ -69,16 +69,31 @@ std::string finish(std::string message) {
   return message;
 }
 
+// A node kind's one incident (however many NPUs carry its code), unless `out` has it already.
+void add_node_incident(const tf::Snapshot& s, const tf::IncidentKind* k, std::vector<Incident>& out) {
+  if (std::any_of(out.begin(), out.end(), [&](const Incident& i) { return i.kind == k; })) return;
+  Values values{{"value", s.node().node_name}};
+  out.push_back({k, -1, -1, -1, "", {}, "node", finish(tf::fill(k->message, values)), tf::fill(k->summary, values)});
+}
+
+// The device's non-zero error codes whose samples have `status` (kOk: live; kStale: the last a
+// quiet writer published).
+std::vector<uint32_t> codes_with(const tf::Snapshot& s, int device, tf::SampleStatus status) {
+  std::vector<uint32_t> codes;
+  for (tf::FieldId id : {fid::kErrorCode, fid::kErrorCode2, fid::kErrorCode3, fid::kErrorCode4}) {
+    tf::Sample c = s.device(device, id);
+    if (c.status == status && c.as_u64() != 0) codes.push_back(static_cast<uint32_t>(c.as_u64()));
+  }
+  return codes;
+}
+
 void add_device_incidents(const tf::Snapshot& s, int d, std::vector<Incident>& out) {
   for (uint32_t code : device_codes(s, d)) {
     const tf::IncidentKind* k = tf::find_incident(code);
     // Link kinds come from the links themselves (a peer shows the code of its neighbour's).
     if (k == nullptr || k->entity == tf::IncidentEntity::kLink || k->kind == "links_down" || k->kind == "links_degraded") continue;
     if (k->entity == tf::IncidentEntity::kNode) {  // the host's: one incident however many NPUs carry it
-      bool seen = std::any_of(out.begin(), out.end(), [&](const Incident& i) { return i.kind == k; });
-      if (seen) continue;
-      Values values{{"value", s.node().node_name}};
-      out.push_back({k, -1, -1, -1, "", {}, "node", finish(tf::fill(k->message, values)), tf::fill(k->summary, values)});
+      add_node_incident(s, k, out);
       continue;
     }
     Values values = device_values(s, d);
@@ -161,14 +176,7 @@ void add_link_incidents(const tf::Snapshot& s, std::vector<Incident>& out) {
 
 }  // namespace
 
-std::vector<uint32_t> device_codes(const tf::Snapshot& s, int device) {
-  std::vector<uint32_t> codes;
-  for (tf::FieldId id : {fid::kErrorCode, fid::kErrorCode2, fid::kErrorCode3, fid::kErrorCode4}) {
-    tf::Sample c = s.device(device, id);
-    if (c.ok() && c.as_u64() != 0) codes.push_back(static_cast<uint32_t>(c.as_u64()));
-  }
-  return codes;
-}
+std::vector<uint32_t> device_codes(const tf::Snapshot& s, int device) { return codes_with(s, device, tf::SampleStatus::kOk); }
 
 std::string code_summary(uint32_t code, const tf::Snapshot& s, int device) {
   const tf::IncidentKind* k = tf::find_incident(code);
@@ -213,12 +221,9 @@ std::vector<Incident> node_incidents(const tf::Snapshot& s) {
   // why it went quiet (its host is down), which still holds.
   std::vector<Incident> out;
   for (int d = 0; d < s.device_count(); ++d) {
-    for (tf::FieldId id : {fid::kErrorCode, fid::kErrorCode2, fid::kErrorCode3, fid::kErrorCode4}) {
-      tf::Sample c = s.device(d, id);
-      const tf::IncidentKind* k = c.status == tf::SampleStatus::kStale ? tf::find_incident(static_cast<uint32_t>(c.as_u64())) : nullptr;
-      if (k == nullptr || !k->outlives_bus || std::any_of(out.begin(), out.end(), [&](const Incident& i) { return i.kind == k; })) continue;
-      Values values{{"value", s.node().node_name}};
-      out.push_back({k, -1, -1, -1, "", {}, "node", finish(tf::fill(k->message, values)), tf::fill(k->summary, values)});
+    for (uint32_t code : codes_with(s, d, tf::SampleStatus::kStale)) {
+      const tf::IncidentKind* k = tf::find_incident(code);
+      if (k != nullptr && k->outlives_bus) add_node_incident(s, k, out);
     }
   }
   if (!out.empty()) return out;
