@@ -42,6 +42,15 @@ std::vector<RankSend> hierarchical_sends(const CommGroup& g, int rank, double by
   return out;
 }
 
+// The link between members `a` and `b`: the group's own within a host; across hosts RDMA to a
+// member on another host, else HCCS or PCIe as intra_host_link says.
+std::string link_between(const CommGroup& g, int a, int b, std::span<const int> host_of_rank, const HccsBetween& hccs_between) {
+  const bool across_hosts = host_of_rank.size() == static_cast<std::size_t>(g.size()) && g.link == "RDMA";
+  if (!across_hosts) return g.link;
+  if (host_of_rank[static_cast<std::size_t>(a)] != host_of_rank[static_cast<std::size_t>(b)]) return "RDMA";
+  return intra_host_link(g, a, b, hccs_between);
+}
+
 // The collectives whose sends follow from the group alone.
 bool planned(std::string_view op) {
   return op.find("allReduce") != std::string_view::npos || gathered(op);
@@ -85,11 +94,16 @@ std::vector<RankSend> rank_sends(const CommGroup& g, int rank, std::string_view 
   const double sent = bytes * algbw_size_factor(op_type, n) * busbw_factor(op_type, n);
   std::vector<RankSend> out;
   for (int peer : peers) {
-    const bool remote = across_hosts && host_of_rank[static_cast<std::size_t>(peer)] != host_of_rank[static_cast<std::size_t>(rank)];
-    std::string link = !across_hosts ? g.link : remote ? "RDMA" : intra_host_link(g, rank, peer, hccs_between);
-    out.push_back({peer, std::move(link), sent / static_cast<double>(peers.size())});
+    out.push_back({peer, link_between(g, rank, peer, host_of_rank, hccs_between), sent / static_cast<double>(peers.size())});
   }
   return out;
+}
+
+std::optional<RankSend> p2p_transfer(const CommGroup& g, int rank, int peer, double bytes, std::span<const int> host_of_rank,
+                                     const HccsBetween& hccs_between) {
+  const int n = g.size();
+  if (rank < 0 || rank >= n || peer < 0 || peer >= n || peer == rank) return std::nullopt;
+  return RankSend{peer, link_between(g, rank, peer, host_of_rank, hccs_between), bytes};
 }
 
 }  // namespace npukit::telemetry

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +20,10 @@
 #include "telemetry/comm_group.hpp"
 
 namespace npukit::telemetry {
+
+// A pipeline's point-to-point ops: Send ("hcom_send_") and Receive ("hcom_receive_").
+inline bool is_receive(std::string_view op_type) { return op_type.starts_with("hcom_receive"); }
+inline bool is_point_to_point(std::string_view op_type) { return op_type.starts_with("hcom_send") || is_receive(op_type); }
 
 // nccl-tests' algbw data size factor (x bytes per rank: n for AllGather, ReduceScatter and
 // AlltoAll) and busbw factor (AllReduce 2(n-1)/n, the gathered ones (n-1)/n, else 1).
@@ -58,5 +63,11 @@ using HccsBetween = std::function<bool(int a, int b)>;
 // Receive and Broadcast (the event names neither peer nor root).
 std::vector<RankSend> rank_sends(const CommGroup& group, int rank, std::string_view op_type, double bytes,
                                  std::span<const int> host_of_rank, const HccsBetween& hccs_between = {});
+
+// The one transfer of a Send or Receive between `rank` and `peer` (ranks of `group`, as the event
+// names them): `bytes` over the link between the two (RDMA between hosts of a group across hosts,
+// else HCCS or PCIe as above). None when either rank is not a member or they are the same.
+std::optional<RankSend> p2p_transfer(const CommGroup& group, int rank, int peer, double bytes,
+                                     std::span<const int> host_of_rank, const HccsBetween& hccs_between = {});
 
 }  // namespace npukit::telemetry

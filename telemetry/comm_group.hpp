@@ -50,4 +50,13 @@ inline uint64_t pack_task_dtype(uint64_t task_id, uint8_t dtype) {
 inline uint64_t unpack_task_id(uint64_t w) { return w & ((uint64_t{1} << 56) - 1); }
 inline uint8_t unpack_dtype(uint64_t w) { return static_cast<uint8_t>(w >> 56); }
 
+// Word b of a collective event: the bytes per rank (bits 0-47) and, for Send and Receive, the
+// other end's rank in the group plus one (bits 48-63; 0: none, as for every other collective).
+inline uint64_t pack_bytes_peer(uint64_t bytes, int peer) {
+  const uint64_t end = peer >= 0 && peer < 0xffff ? static_cast<uint64_t>(peer) + 1 : 0;
+  return (bytes & ((uint64_t{1} << 48) - 1)) | end << 48;
+}
+inline uint64_t unpack_bytes(uint64_t w) { return w & ((uint64_t{1} << 48) - 1); }
+inline int unpack_peer(uint64_t w) { return static_cast<int>(w >> 48) - 1; }  // -1: none
+
 }  // namespace npukit::telemetry

@@ -26,7 +26,8 @@ constexpr EventTypeDef kEventTypes[] = {
     {EventType::kCollective, "collective",
      "ts: start; name: op type (hcom_allReduce_, ...); aux: the communicator, "
      "\"<name>|<size>|<devices by rank>|<MESH|RING>|<HCCS|PCIE>\" (comm_group.hpp); a: duration ns; "
-     "b: bytes (per rank); c: task id | HCCL data type << 56; d: stream | pid << 32"},
+     "b: bytes (per rank) | (Send/Receive: the other end's rank in the communicator + 1) << 48; "
+     "c: task id | HCCL data type << 56; d: stream | pid << 32"},
     {EventType::kHealthChanged, "health_changed", "a: old health; b: new health; c: error code"},
     {EventType::kThrottleChanged, "throttle_changed",
      "every DVFS step that changed a device's AI-core clock or its throttle reasons, at its virtual "

@@ -32,10 +32,11 @@
 namespace npukit::telemetry::detail {
 
 inline constexpr uint64_t kMagic = 0x47455354494b504eull;  // "NPKITSEG" little-endian
-inline constexpr uint32_t kAbiVersion = 7;  // 2: board identity in DeviceInfoBlock; 3: error codes 2-4, link rate/flaps;
+inline constexpr uint32_t kAbiVersion = 8;  // 2: board identity in DeviceInfoBlock; 3: error codes 2-4, link rate/flaps;
                                             // 4: the rate of the link between HCCS groups; 5: link latency;
                                             // 6: a link's device_a is its sending end (-1: host, switch, network)
                                             // 7: the HBM bytes written (npu_hbm_write_bytes_total)
+                                            // 8: a collective event's word b carries its peer (comm_group.hpp)
 inline constexpr uint32_t kStateLive = 1;
 inline constexpr uint32_t kStateClosed = 2;
 inline constexpr std::size_t kEventRecordWords = 8;

@@ -28,6 +28,12 @@ uint8_t hccl_dtype(DType t) {
   return tf::hccl_dtype::kNotApplicable;
 }
 
+// The other end of a Send or Receive (its rank in the communicator), for the event's word b; -1
+// for every other collective (its sends follow from the communicator alone).
+int p2p_peer(const CollectiveCall& call) {
+  return call.op == CollectiveOp::kSend || call.op == CollectiveOp::kRecv ? call.root_or_peer : -1;
+}
+
 // A chip's VDie ID: five groups of 8 hex digits, unique per chip and the same every time the
 // same node (name and spec) starts, as a cluster manager that builds device ids from it expects.
 std::string die_id(const std::string& node_name, const std::string& spec, int device) {
@@ -226,8 +232,8 @@ void Publisher::on_task_end(const TaskRecord& r) {
       e.type = tf::EventType::kCollective;
       e.name_id = r.label ? intern(r.label) : 0;
       e.aux_id = group_string(r.collective);
-      e.words = {duration, r.bytes, tf::pack_task_dtype(r.id, hccl_dtype(node_.collectives().call(r.collective).dtype)),
-                 stream_pid};
+      e.words = {duration, tf::pack_bytes_peer(r.bytes, p2p_peer(node_.collectives().call(r.collective))),
+                 tf::pack_task_dtype(r.id, hccl_dtype(node_.collectives().call(r.collective).dtype)), stream_pid};
       break;
     default: return;
   }

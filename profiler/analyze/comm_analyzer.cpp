@@ -16,12 +16,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// One collective as this rank ran it, with what it sent to whom (its COMMUNICATION_TASK_INFO rows).
+// One transfer of a collective: from rank src to rank dst of its group.
+struct Link {
+  int src = 0, dst = 0;
+};
+
+// One collective as this rank ran it, with what it moved between whom (its COMMUNICATION_TASK_INFO
+// rows: what it sent, or for a Receive what its peer sent it).
 struct CommRow {
   std::string op_name, group;
   int64_t start = 0, end = 0;
-  int rank = 0;
-  std::map<std::string, std::pair<double, std::vector<int>>> sends;  // transport -> (bytes, peers)
+  std::map<std::string, std::pair<double, std::vector<Link>>> transfers;  // transport -> (bytes, links)
 };
 
 // ENUM_HCCL_LINK_TYPE -> the transport names of msprof's analysis tables.
@@ -47,13 +52,13 @@ Result<std::vector<CommRow>> read_rank(const std::string& db_path) {
       op = q->i64(0);
       CommRow r;
       r.op_name = q->text(1), r.group = q->text(2);
-      r.start = q->i64(3), r.end = q->i64(4), r.rank = static_cast<int>(q->i64(5));
+      r.start = q->i64(3), r.end = q->i64(4);
       rows.push_back(std::move(r));
     }
     if (q->i64(6) == kNoRank) continue;
-    auto& [bytes, peers] = rows.back().sends[transport_of(q->i64(7))];
+    auto& [bytes, links] = rows.back().transfers[transport_of(q->i64(7))];
     bytes += static_cast<double>(q->i64(8));
-    peers.push_back(static_cast<int>(q->i64(6)));
+    links.push_back({static_cast<int>(q->i64(5)), static_cast<int>(q->i64(6))});
   }
   NPUKIT_RETURN_IF_ERROR(q->status());
   return rows;
@@ -83,17 +88,17 @@ Status write_rows(Db& db, const std::vector<CommRow>& rows, const std::map<std::
     double transit_ms = ms(elapse - wait);
     time->bind(1, r.op_name).bind(2, r.group).bind(3, static_cast<double>(r.start) / 1e3).bind(4, ms(elapse));
     NPUKIT_RETURN_IF_ERROR(time->bind(5, transit_ms).bind(6, ms(wait)).bind(7, ms(wait)).run());
-    // Per transport: what the rank sent over it and to whom. A collective across hosts sends over
-    // HCCS and RDMA; its phases are not timed apart, so each row carries the op's transit time.
-    for (const auto& [transport, sent] : r.sends) {
-      const auto& [bytes, to] = sent;
+    // Per transport: what the rank moved over it and between whom. A collective across hosts sends
+    // over HCCS and RDMA; its phases are not timed apart, so each row carries the op's transit time.
+    for (const auto& [transport, moved] : r.transfers) {
+      const auto& [bytes, links] = moved;
       const double mb = bytes / 1e6;
-      double package_mb = to.empty() ? 0 : mb / static_cast<double>(to.size());
+      double package_mb = links.empty() ? 0 : mb / static_cast<double>(links.size());
       bw->bind(1, r.op_name).bind(2, r.group).bind(3, transport).bind(4, mb).bind(5, transit_ms);
       bw->bind(6, transit_ms > 0 ? mb / transit_ms : 0).bind(7, package_mb >= 1.0 ? 1.0 : 0.0).bind(8, package_mb);
-      NPUKIT_RETURN_IF_ERROR(bw->bind(9, static_cast<int64_t>(to.size())).bind(10, ms(elapse)).run());
-      for (int peer : to) {
-        matrix->bind(1, r.op_name).bind(2, r.group).bind(3, int64_t{r.rank}).bind(4, int64_t{peer}).bind(5, transport);
+      NPUKIT_RETURN_IF_ERROR(bw->bind(9, static_cast<int64_t>(links.size())).bind(10, ms(elapse)).run());
+      for (const Link& link : links) {
+        matrix->bind(1, r.op_name).bind(2, r.group).bind(3, int64_t{link.src}).bind(4, int64_t{link.dst}).bind(5, transport);
         NPUKIT_RETURN_IF_ERROR(matrix->bind(6, package_mb).bind(7, transit_ms).bind(8, transit_ms > 0 ? package_mb / transit_ms : 0).run());
       }
     }

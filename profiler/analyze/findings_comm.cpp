@@ -59,7 +59,9 @@ struct GroupLinks {
 std::map<int64_t, Instance> instances(const ProfileData& d) {
   std::map<int64_t, Instance> out;
   for (const CollectiveRecord& c : d.collectives) {
-    if (point_to_point(d, c)) continue;  // no transfer time of its own to judge a link by (pipeline_bubble)
+    // A Send or Receive has no transfer time of its own to judge a link by: a Receive's duration
+    // includes waiting for its sender (pipeline_bubble).
+    if (is_point_to_point(d.str(c.op_type))) continue;
     Instance& i = out[c.op_name];
     int64_t duration = c.end - c.start;
     i.transfer_ns = i.devices.empty() ? duration : std::min(i.transfer_ns, duration);
@@ -346,18 +348,13 @@ void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out,
   out.push_back(std::move(f));
 }
 
-bool point_to_point(const ProfileData& d, const CollectiveRecord& c) {
-  const std::string& type = d.str(c.op_type);
-  return type.rfind("hcom_send", 0) == 0 || type.rfind("hcom_receive", 0) == 0;
-}
-
 // Pipeline stages wait for each other at their Recvs: each rank's Recv time per step (the compute
 // stream is blocked there, so none of it overlaps compute) is its share of the bubble. Measured on
 // the median rank; set beside 1F1B's own floor, (stages - 1) / (micro-batches + stages - 1).
 void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
   std::map<int, double> waits;  // device -> Recv time over the recording
   for (const CollectiveRecord& c : d.collectives) {
-    if (point_to_point(d, c) && d.str(c.op_type).rfind("hcom_receive", 0) == 0) waits[c.device] += static_cast<double>(c.end - c.start);
+    if (is_receive(d.str(c.op_type))) waits[c.device] += static_cast<double>(c.end - c.start);
   }
   if (waits.empty() || r.ranks.empty()) return;
   std::vector<double> per_step;

@@ -32,8 +32,6 @@ void host_gaps(const ProfileData& d, std::vector<Finding>& out, Measured& measur
 void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_fusion.cpp
 void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_comm.cpp
 void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_comm.cpp
-// A point-to-point Send or Recv (pipeline stages): a Recv's duration includes waiting for its sender.
-bool point_to_point(const ProfileData& d, const CollectiveRecord& c);
 // Host work that holds back the launches (an online compile, an allocator's cache flush): on each
 // device, in the steps after the first (the warm-up), the time the device sat idle during it.
 struct HostSpan {

@@ -277,7 +277,7 @@ void top_tasks(const ProfileData& d, const std::vector<std::size_t>& sel, int to
 std::map<int, std::vector<std::pair<int64_t, int64_t>>> receives(const ProfileData& d) {
   std::map<int, std::vector<std::pair<int64_t, int64_t>>> out;
   for (const CollectiveRecord& c : d.collectives) {
-    if (d.str(c.op_type).rfind("hcom_receive", 0) == 0) out[c.device].emplace_back(c.start, c.end - c.start);
+    if (is_receive(d.str(c.op_type))) out[c.device].emplace_back(c.start, c.end - c.start);
   }
   for (auto& [device, list] : out) std::sort(list.begin(), list.end());
   return out;

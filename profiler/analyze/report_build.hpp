@@ -48,6 +48,8 @@ using telemetry::algbw_size_factor;
 using telemetry::busbw_factor;
 using telemetry::hierarchical_shares;
 using telemetry::HierarchicalShares;
+using telemetry::is_point_to_point;
+using telemetry::is_receive;
 // The link latencies a collective pays one after another (the alpha terms of its alpha-beta
 // time) on `algorithm` ("RING", else a mesh): ring AllReduce 2(n-1), ring ReduceScatter and
 // AllGather n-1, ring Broadcast n; mesh AllReduce 2 (reduce-scatter, then all-gather); every other

@@ -219,7 +219,7 @@ Status EventMapper::collective(const tf::Event& e) {
   if (!type_text.ok()) return type_text.status();
   auto op_name = w_.intern(*type_text + "_" + (g ? g->info.name + "_" : "") + std::to_string(k));
   if (!op_name.ok()) return op_name.status();
-  int64_t start = unix_ns(e.ts_ns), end = start + i64(e.words[0]), bytes = i64(e.words[1]);
+  int64_t start = unix_ns(e.ts_ns), end = start + i64(e.words[0]), bytes = i64(tf::unpack_bytes(e.words[1]));
   int dtype_size = g ? tf::hccl_dtype_size(tf::unpack_dtype(e.words[2])) : 0;
   int64_t dtype = dtype_size > 0 ? int64_t{tf::unpack_dtype(e.words[2])} : enum_id::kDataTypeNA;
   int64_t count = dtype_size > 0 ? bytes / dtype_size : bytes;
@@ -230,20 +230,29 @@ Status EventMapper::collective(const tf::Event& e) {
                                     int64_t{e.device}, int64_t{g ? g->info.size() : 0}}));
   int64_t src_rank = g ? g->info.rank_of(e.device + options_.device_base) : e.device;
   auto bandwidth = [&](double size) { return end > start ? size * 1e9 / static_cast<double>(end - start) : 0.0; };
-  auto row = [&](int64_t plane, int64_t dst_rank, int64_t transport, int64_t size, int64_t link_type) {
+  auto row = [&](int64_t plane, int64_t from, int64_t to, int64_t transport, int64_t size, int64_t link_type) {
     return w_.insert(Table::kCommunicationTaskInfo,
                      {*op_type, *gid, ids_.communication, plane, g ? g->name : ids_.na, kNoNotifyId, enum_id::kRdmaNA,
-                      src_rank, dst_rank, transport, size, dtype, link_type, op_id, int64_t{1},
-                      bandwidth(static_cast<double>(size))});
+                      from, to, transport, size, dtype, link_type, op_id, int64_t{1}, bandwidth(static_cast<double>(size))});
   };
+  // A Send or Receive: its one transfer, from the sender to the receiver, over the link between them.
+  const int peer = tf::unpack_peer(e.words[1]);
+  if (auto p2p = g && peer >= 0 ? tf::p2p_transfer(g->info, static_cast<int>(src_rank), peer, static_cast<double>(bytes),
+                                                   g->host_of_rank, g->hccs_between)
+                                : std::nullopt) {
+    const LinkEnums link = link_enums(p2p->transport);
+    const bool receive = tf::is_receive(*type_text);
+    return row(0, receive ? peer : src_rank, receive ? src_rank : peer, link.transport, bytes, link.link_type);
+  }
   std::vector<tf::RankSend> sends;
   if (g) sends = tf::rank_sends(g->info, static_cast<int>(src_rank), *type_text, static_cast<double>(bytes), g->host_of_rank, g->hccs_between);
-  if (sends.empty()) {  // a one-member group, or an event without a communicator
-    return row(0, kNoId32, g ? g->transport : enum_id::kTransportSdma, bytes, g ? g->link_type : options_.link_type);
+  if (sends.empty()) {  // a one-member group, a Broadcast, or an event without a communicator or peer
+    return row(0, src_rank, kNoId32, g ? g->transport : enum_id::kTransportSdma, bytes, g ? g->link_type : options_.link_type);
   }
   for (std::size_t i = 0; i < sends.size(); ++i) {
     const LinkEnums link = link_enums(sends[i].transport);
-    NPUKIT_RETURN_IF_ERROR(row(static_cast<int64_t>(i), sends[i].peer, link.transport, std::llround(sends[i].bytes), link.link_type));
+    NPUKIT_RETURN_IF_ERROR(
+        row(static_cast<int64_t>(i), src_rank, sends[i].peer, link.transport, std::llround(sends[i].bytes), link.link_type));
   }
   return Status::Ok();
 }

@@ -92,8 +92,41 @@ TEST(CollectiveTraffic, AnUnevenGroupAcrossHostsSendsOverTheLinkItsHostHas) {
   EXPECT_EQ(pcie_host[0].transport, "PCIE") << "a host without HCCS between them";
 }
 
-// The event names neither a Send's peer nor a Broadcast's root: no send is made up (a receiving
-// rank was written as sending its buffer to every peer).
+// A pipeline's group across hosts (stages 0-1 on host 0, 2-3 on host 1): a Send or Receive goes
+// over the link between its two ends, RDMA only between the hosts (each was taken as the group's
+// RDMA, the peer unknown).
+TEST(CollectiveTraffic, APointToPointTransferGoesOverTheLinkBetweenItsEnds) {
+  CommGroup g{"pp0", {0, 1, 8, 9}, "RING", "RDMA"};
+  std::vector<int> hosts{0, 0, 1, 1};
+  auto hccs = [](int, int) { return true; };
+  auto within = p2p_transfer(g, 0, 1, 16e6, hosts, hccs);
+  ASSERT_TRUE(within);
+  EXPECT_EQ(within->peer, 1);
+  EXPECT_EQ(within->transport, "HCCS");
+  EXPECT_DOUBLE_EQ(within->bytes, 16e6) << "a Send moves its buffer once";
+  auto across = p2p_transfer(g, 1, 2, 16e6, hosts, hccs);
+  ASSERT_TRUE(across);
+  EXPECT_EQ(across->transport, "RDMA");
+  EXPECT_EQ(p2p_transfer(g, 2, 3, 1, hosts, [](int, int) { return false; })->transport, "PCIE");
+  EXPECT_EQ(p2p_transfer({"pp0", {0, 1}, "MESH", "HCCS"}, 1, 0, 1, {})->transport, "HCCS") << "one host: the group's link";
+  EXPECT_FALSE(p2p_transfer(g, 1, 1, 1, hosts)) << "to itself";
+  EXPECT_FALSE(p2p_transfer(g, 1, 4, 1, hosts)) << "a peer outside the group";
+  EXPECT_FALSE(p2p_transfer(g, 1, -1, 1, hosts)) << "no peer";
+}
+
+// Word b of a collective event: 48 bits of bytes, the peer above them (none: -1).
+TEST(CollectiveTraffic, AnEventsWordCarriesItsBytesAndItsPeer) {
+  const uint64_t bytes = (uint64_t{1} << 40) + 12345;
+  EXPECT_EQ(unpack_bytes(pack_bytes_peer(bytes, 3)), bytes);
+  EXPECT_EQ(unpack_peer(pack_bytes_peer(bytes, 3)), 3);
+  EXPECT_EQ(unpack_peer(pack_bytes_peer(bytes, 0)), 0);
+  EXPECT_EQ(unpack_peer(pack_bytes_peer(bytes, -1)), -1);
+  EXPECT_EQ(pack_bytes_peer(bytes, -1), bytes) << "no peer: the bytes alone, as before";
+  EXPECT_TRUE(is_receive("hcom_receive_") && is_point_to_point("hcom_send_") && !is_point_to_point("hcom_allReduce_"));
+}
+
+// rank_sends has no peer for a Send or Receive (p2p_transfer has) nor a Broadcast's root: no send
+// is made up (a receiving rank was written as sending its buffer to every peer).
 TEST(CollectiveTraffic, PointToPointAndBroadcastAreNotPlanned) {
   CommGroup g{"pp0", {0, 1, 2, 3}, "MESH", "HCCS"};
   for (const char* op : {"hcom_send_", "hcom_receive_", "hcom_broadcast_"}) EXPECT_TRUE(rank_sends(g, 1, op, 1e6, {}).empty()) << op;

@@ -250,6 +250,40 @@ TEST(ClusterRecord, AGroupSpreadUnevenlyOverHostsSendsOverHccsWithinAHostAndRdma
   }
 }
 
+// A pipeline longer than a host's share of the job: pipeline-train on 4 ranks over 2 hosts puts
+// stages 0-1 on host 0 and 2-3 on host 1. Each Send and Receive is one transfer from the sender
+// to the receiver, over HCCS within a host and RoCE between stages 1 and 2 (every one was ROCE to
+// no rank: the event did not name its peer, so the group's cross-host link was taken), and the
+// analysis matrix has the four directed stage links.
+TEST(ClusterRecord, APipelineAcrossHostsSendsOverHccsWithinAHostAndRoceBetweenThem) {
+  ScopedNode node{"pipeline", "--spec 2x8x910B2 --speed 100"};
+  TempDir dir{"pipeline"};
+  auto record = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() +
+                            " pipeline-train --node " + node.name() + " --hosts 2 --ranks 4 --steps 2");
+  ASSERT_EQ(record.exit_code, 0) << record.output;
+  auto dbs = find_dbs(dir.str());
+  ASSERT_EQ(dbs.size(), 4u) << record.output;
+  auto p2p = [](const std::string& db) {
+    return sqlite(db, "SELECT DISTINCT substr(y.value, 6, 4) || ' ' || i.srcRank || '->' || i.dstRank || ' ' || l.name || '|' || t.name "
+                      "FROM COMMUNICATION_TASK_INFO i JOIN COMMUNICATION_OP o ON o.opId = i.opId "
+                      "JOIN STRING_IDS y ON y.id = o.opType "
+                      "JOIN ENUM_HCCL_LINK_TYPE l ON l.id = i.linkType JOIN ENUM_HCCL_TRANSPORT_TYPE t ON t.id = i.transportType "
+                      "WHERE y.value IN ('hcom_send_', 'hcom_receive_') ORDER BY 1")
+        .output;
+  };
+  EXPECT_EQ(p2p(dbs[0]), "rece 1->0 HCCS|SDMA\nsend 0->1 HCCS|SDMA\n") << "stage 0: activations out, gradients in";
+  EXPECT_EQ(p2p(dbs[1]), "rece 0->1 HCCS|SDMA\nrece 2->1 ROCE|RDMA\nsend 1->0 HCCS|SDMA\nsend 1->2 ROCE|RDMA\n");
+  EXPECT_EQ(p2p(dbs[2]), "rece 1->2 ROCE|RDMA\nrece 3->2 HCCS|SDMA\nsend 2->1 ROCE|RDMA\nsend 2->3 HCCS|SDMA\n");
+  fs::path analysis = fs::path(dbs[1]).parent_path() / "analyze" / "communication_analyzer.db";
+  EXPECT_EQ(sqlite(analysis.string(), "SELECT DISTINCT src_rank || '->' || dst_rank || ' ' || transport_type FROM CommAnalyzerMatrix "
+                                      "WHERE group_name LIKE 'pp%' ORDER BY 1")
+                .output,
+            "0->1 HCCS\n1->0 HCCS\n1->2 RDMA\n2->1 RDMA\n");
+  for (const std::string& db : dbs) {
+    for (const std::string& v : invariant_violations(db, true)) ADD_FAILURE() << db << ": " << v;
+  }
+}
+
 TEST(ClusterRecord, OneRankOfTheCollectionReadsAlone) {
   const ClusterRun& run = cluster_run();
   auto r = run_command(prof() + " report " + run.dir.str() + " --rank 9 --section steps");
