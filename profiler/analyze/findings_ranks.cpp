@@ -13,6 +13,7 @@ namespace npukit::prof {
 namespace {
 
 constexpr double kStragglerShare = 0.05;  // own work this much above the other ranks' median
+constexpr double kTiedShare = 0.01;       // a rank this close (of the baseline) to the straggler's work is one too
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -71,10 +72,27 @@ StragglerVerdict straggler(const std::vector<RankRow>& ranks) {
     if (v.index >= 0 && excess <= v.excess_ns) continue;
     v.index = static_cast<int>(i), v.excess_ns = excess, v.baseline_ns = base;
   }
-  const RankRow& slow = ranks[static_cast<std::size_t>(v.index)];
+  const auto slowest = static_cast<std::size_t>(v.index);
+  std::vector<bool> slow_set(ranks.size(), false);
+  slow_set[slowest] = true;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i != slowest && ranks[slowest].work() - ranks[i].work() <= kTiedShare * v.baseline_ns) v.tied.push_back(static_cast<int>(i));
+  }
+  if (2 * (v.tied.size() + 1) >= ranks.size()) v.tied.clear();  // half or more alike: they set the pace
+  for (int i : v.tied) slow_set[static_cast<std::size_t>(i)] = true;
+  // The median of `value` over the ranks outside the slow set.
+  auto others = [&](auto value) {
+    std::vector<double> out;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      if (!slow_set[i]) out.push_back(value(ranks[i]));
+    }
+    return median(std::move(out));
+  };
+  v.baseline_ns = others([](const RankRow& r) { return r.work(); });
+  v.excess_ns = ranks[slowest].work() - v.baseline_ns;
   double worst_phase = -1;
   for (const Phase& p : kPhases) {
-    double excess = slow.*p.field - others_median(ranks, static_cast<std::size_t>(v.index), [&](const RankRow& r) { return r.*p.field; });
+    double excess = ranks[slowest].*p.field - others([&](const RankRow& r) { return r.*p.field; });
     if (excess > worst_phase) worst_phase = excess, v.phase = p.name, v.phase_excess_ns = excess;
   }
   v.slow = v.baseline_ns > 0 && v.excess_ns / v.baseline_ns >= kStragglerShare;
@@ -82,6 +100,14 @@ StragglerVerdict straggler(const std::vector<RankRow>& ranks) {
 }
 
 double straggler_threshold() { return kStragglerShare; }
+
+std::string straggler_label(const ReportHeader& header, const std::vector<RankRow>& ranks, const StragglerVerdict& v) {
+  std::string out = header.rank_label(ranks[static_cast<std::size_t>(v.index)].device);
+  for (std::size_t k = 0; k < v.tied.size(); ++k) {
+    out += (k + 1 == v.tied.size() ? " and " : ", ") + header.rank_label(ranks[static_cast<std::size_t>(v.tied[k])].device);
+  }
+  return out;
+}
 
 namespace {
 
@@ -206,21 +232,24 @@ void slow_rank(const Report& r, const HostVerdict& host, std::vector<Finding>& o
   if (host.is_slow(r.header.host_of(slow.device))) return;
   auto throttled = [&](const ThrottlePeriod& p) { return p.device == slow.device; };
   if (std::any_of(r.throttles.begin(), r.throttles.end(), throttled)) return;
-  std::string name = r.header.rank_label(slow.device);
+  const bool one = v.tied.empty();
+  std::string name = straggler_label(r.header, r.ranks, v);
   // Ranks joined by collectives wait for the straggler there; ranks that run free do not wait,
   // but the job ends with its slowest rank.
   const bool collectives = !r.comm_types.empty();
-  std::string effect = collectives ? "the other ranks wait for it in their collectives"
-                                   : "the job, whose ranks share no collective, ends when this rank does";
+  std::string effect = collectives ? (one ? "the other ranks wait for it in their collectives" : "the other ranks wait for them in their collectives")
+                                   : "the job, whose ranks share no collective, ends when " + std::string(one ? "this rank does" : "these ranks do");
+  std::string who = one ? "Straggler: " + name + " works " : "Stragglers: " + name + " work up to ";
   Finding f{"slow_rank",
-            "Straggler: " + name + " works " + ms(slow.work()) + " per step against " + ms(v.baseline_ns) +
-                " on the other ranks (the median), " + pct(v.excess_ns / v.baseline_ns) + " slower; it loses " +
+            who + ms(slow.work()) + " per step against " + ms(v.baseline_ns) + " on the other ranks (the median), " +
+                pct(v.excess_ns / v.baseline_ns) + " slower; " + (one ? "it loses " : "the slowest loses ") +
                 ms(v.phase_excess_ns) + " of it " + v.phase + " (the phase where it differs most), and " + effect + ".",
             {{"work_ms_per_step", slow.work() / 1e6},
              {"others_median_ms_per_step", v.baseline_ns / 1e6},
              {"percent_slower", 100 * v.excess_ns / v.baseline_ns},
              {"phase_excess_ms_per_step", v.phase_excess_ns / 1e6},
-             {"device", static_cast<double>(slow.device)}}};
+             {"device", static_cast<double>(slow.device)},
+             {"ranks", static_cast<double>(v.tied.size() + 1)}}};
   f.cost_ns_per_step = v.excess_ns, f.step_ns = slow.step;
   out.push_back(std::move(f));
 }

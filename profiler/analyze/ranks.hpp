@@ -15,9 +15,13 @@ namespace npukit::prof {
 std::vector<RankRow> rank_rows(const Report& report);
 
 // The rank whose own work (RankRow::work) is furthest above the median of the other ranks', and
-// the phase of its step where most of the difference lies.
+// the phase of its step where most of the difference lies. Ranks as slow as it (own work within
+// 1% of the baseline of its; a pipeline's heaviest stage in every data-parallel replica) are
+// stragglers with it, when they are fewer than half the ranks: the baseline is then the median
+// of the ranks that are not.
 struct StragglerVerdict {
   int index = -1;            // into the rows; -1 with fewer than two ranks
+  std::vector<int> tied;     // into the rows: the ranks as slow as `index`, in row order (it is not among them)
   double excess_ns = 0;      // its work minus the others' median, per step
   double baseline_ns = 0;    // the others' median work per step
   std::string phase;         // "computing", "waiting for input", "idle between tasks"
@@ -25,6 +29,8 @@ struct StragglerVerdict {
   bool slow = false;         // excess >= straggler_threshold() of the baseline
 };
 StragglerVerdict straggler(const std::vector<RankRow>& ranks);
+// "rank 2 (device 2)", or with ties "rank 3 (device 3) and rank 7 (device 7)".
+std::string straggler_label(const ReportHeader& header, const std::vector<RankRow>& ranks, const StragglerVerdict& v);
 
 // Ranks recorded on several hosts: the host whose ranks' median own work is furthest above the
 // median of the other hosts' medians, and the phase where most of the difference lies.

@@ -106,7 +106,8 @@ constexpr RuleDef kRules[] = {
      "stages), stages of equal work (move layers from the slowest stage), fewer pipeline stages"},
     {"slow_rank", "per-rank step breakdown (OVERLAP_ANALYSIS within each rank's step windows)",
      "a rank's own work (its step minus communication with no compute running) is >= 5% above the "
-     "median of the other ranks'",
+     "median of the other ranks'; ranks within 1% of its work are named with it, against the median of "
+     "the rest, unless half the ranks or more are alike",
      "the straggler's own work per step minus the other ranks' median (they wait that long for it)",
      Severity::kWarning,
      "look at the slow rank's device: npu-smi info/health for its clock, temperature and cores, npu-smi "

@@ -105,9 +105,8 @@ std::string ranks_section(const Report& r) {
   std::string out = "<section id=\"ranks\"><h2>Step time per rank</h2>";
   if (r.ranks.size() >= 2) {
     StragglerVerdict v = straggler(r.ranks);
-    const RankRow& slow = r.ranks[static_cast<std::size_t>(v.index)];
     out += "<p class=\"verdict\">" +
-           (v.slow ? "Straggler: " + r.header.rank_label(slow.device) + ", " +
+           (v.slow ? std::string(v.tied.empty() ? "Straggler: " : "Stragglers: ") + escape(straggler_label(r.header, r.ranks, v)) + ", " +
                          checked(v.excess_ns * kMs, 3, "/ranks/verdict/excess_ms") + " ms per step over the other ranks' median, lost " +
                          escape(v.phase)
                    : std::string("No straggler: every rank's own work within 5% of the others' median")) +

@@ -118,7 +118,9 @@ json ranks(const Report& r) {
   if (r.ranks.size() >= 2) {
     StragglerVerdict v = straggler(r.ranks);
     const RankRow& slow = r.ranks[static_cast<std::size_t>(v.index)];
-    verdict = {{"straggler", v.slow}, {"slowest_device", slow.device}, {"excess_ms", v.excess_ns / 1e6},
+    json devices = {slow.device};
+    for (int i : v.tied) devices.push_back(r.ranks[static_cast<std::size_t>(i)].device);
+    verdict = {{"straggler", v.slow}, {"slowest_device", slow.device}, {"straggler_devices", devices}, {"excess_ms", v.excess_ns / 1e6},
                {"others_median_work_ms", v.baseline_ns / 1e6}, {"phase", v.phase},
                {"phase_excess_ms", v.phase_excess_ns / 1e6}, {"threshold_percent", 100 * straggler_threshold()}};
   }

@@ -118,7 +118,7 @@ std::string slow_rank_lines(const Report& r) {
            fixed(100 * host.excess_ns / host.baseline_ns, 1) + "% over the other hosts' median " + ms(host.baseline_ns) +
            "; loses " + ms(host.phase_excess_ns) + " " + host.phase + "\n";
   } else {
-    out += v.slow ? "  straggler: " + r.header.rank_label(slow.device) + ", +" + fixed(100 * v.excess_ns / v.baseline_ns, 1) +
+    out += v.slow ? "  straggler" + std::string(v.tied.empty() ? ": " : "s: ") + straggler_label(r.header, r.ranks, v) + ", +" + fixed(100 * v.excess_ns / v.baseline_ns, 1) +
                         "% over the others' median " + ms(v.baseline_ns) + "; loses " + ms(v.phase_excess_ns) + " " +
                         v.phase + "\n"
                   : "  no straggler: every rank within " + fixed(100 * straggler_threshold(), 0) + "% of the others' median\n";

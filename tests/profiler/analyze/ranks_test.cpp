@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace npukit::prof {
 namespace {
 
@@ -37,6 +39,44 @@ TEST(Ranks, ARankWaitingForItsInputLosesTimeThere) {
   ASSERT_EQ(v.index, 1);
   EXPECT_TRUE(v.slow);
   EXPECT_EQ(v.phase, "waiting for input");
+}
+
+// A pipeline's heaviest stage in each of two data-parallel replicas (ranks 1 and 5 of dp2 x pp4):
+// both are stragglers, against the median of the other six (one was named, the other went into
+// the baseline). Half or more alike are the pace, not stragglers among them.
+TEST(Ranks, RanksAsSlowAsTheStragglerAreStragglersWithIt) {
+  // Eight ranks computing `computing_ms` each, but those listed in `slow` (rank -> ms).
+  auto ranks = [](std::map<int, double> slow) {
+    std::vector<RankRow> rows;
+    for (int d = 0; d < 8; ++d) rows.push_back(rank(d, (slow.count(d) ? slow[d] : 8.0) * 1e6, 0.1e6, 0.1e6));
+    return rows;
+  };
+  std::vector<RankRow> rows = ranks({{1, 9.6}, {5, 9.55}});  // rank 5 within 1% of rank 1's work
+  StragglerVerdict v = straggler(rows);
+  ASSERT_EQ(v.index, 1);
+  EXPECT_EQ(v.tied, (std::vector<int>{5}));
+  EXPECT_TRUE(v.slow);
+  EXPECT_DOUBLE_EQ(v.baseline_ns, 8.2e6);
+  EXPECT_NEAR(v.excess_ns, 1.6e6, 1);
+  ReportHeader h;
+  for (int d = 0; d < 8; ++d) h.device_ranks[d] = d;
+  EXPECT_EQ(straggler_label(h, rows, v), "rank 1 (device 1) and rank 5 (device 5)");
+  Report r;
+  r.header = h, r.ranks = rows, r.comm_types.push_back({});
+  std::vector<Finding> out;
+  Measured measured;
+  slow_rank(r, HostVerdict{}, out, measured);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].text.rfind("Stragglers: rank 1 (device 1) and rank 5 (device 5) work up to 9.800 ms per step against "
+                              "8.200 ms on the other ranks (the median), 19.5% slower",
+                              0),
+            0u)
+      << out[0].text;
+  // A rank 2% behind is not tied: it stays in the baseline.
+  EXPECT_TRUE(straggler(ranks({{1, 9.6}, {5, 9.4}})).tied.empty());
+  // Four of eight alike: no ties, as before (each is judged against the median of the others).
+  EXPECT_TRUE(straggler(ranks({{0, 9.6}, {1, 9.6}, {4, 9.6}, {5, 9.6}})).tied.empty());
+  EXPECT_EQ(straggler(ranks({{0, 9.6}, {1, 9.6}, {5, 9.6}})).tied, (std::vector<int>{1, 5})) << "three of eight";
 }
 
 TEST(Ranks, WithinFivePercentIsNoStraggler) {
