@@ -56,12 +56,11 @@ void starvation(const Report& r, const HostVerdict& slow, std::vector<Finding>& 
 // communication beyond it is waiting for that rank (slow_rank), not transfer time.
 void exposed_communication(const Report& r, std::vector<Finding>& out, Measured& measured) {
   if (r.ranks.empty()) return;
-  const RankRow& critical = *std::max_element(r.ranks.begin(), r.ranks.end(),
-                                              [](const RankRow& a, const RankRow& b) { return a.work() < b.work(); });
-  // What a slow link adds is that rule's cost (slow_link runs first), not this one's; nor are a
-  // pipeline's receives, where stages wait for each other (pipeline_bubble).
+  const RankRow& critical = critical_rank(r.ranks);
+  // What a slow link adds is that rule's cost (slow_link runs first), not this one's; nor are the
+  // rank's pipeline receives, where stages wait for each other (pipeline_bubble).
   double step = critical.step, comm = critical.communication;
-  double exposed = std::max(0.0, critical.comm_exposed - measured["slow_link"] - measured["pipeline_bubble"]);
+  double exposed = std::max(0.0, critical.comm_exposed - measured["slow_link"] - critical.bubble);
   measured["unoverlapped_communication"] = exposed;
   if (step <= 0 || exposed / step < kExposedCommShare) return;
   Finding f{"unoverlapped_communication",

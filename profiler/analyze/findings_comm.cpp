@@ -348,24 +348,29 @@ void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out,
   out.push_back(std::move(f));
 }
 
-// Pipeline stages wait for each other at their Recvs: each rank's Recv time per step (the compute
+// Pipeline stages wait for each other at their Recvs: a rank's Recv time per step (the compute
 // stream is blocked there, so none of it overlaps compute) is its share of the bubble. Measured on
-// the median rank; set beside 1F1B's own floor, (stages - 1) / (micro-batches + stages - 1).
+// the stages the others wait for (critical_ranks: every stage of a balanced pipeline), the
+// median of them, whose step is their work and their waits: a stage waiting beyond that waits
+// for a slower stage (slow_rank), as in a collective (the median of all stages, taken before,
+// ranked a stage slowed by a quarter below the bubble it caused); set beside 1F1B's own floor,
+// (stages - 1) / (micro-batches + stages - 1).
 void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
   std::map<int, double> waits;  // device -> Recv time over the recording
   for (const CollectiveRecord& c : d.collectives) {
     if (is_receive(d.str(c.op_type))) waits[c.device] += static_cast<double>(c.end - c.start);
   }
   if (waits.empty() || r.ranks.empty()) return;
-  std::vector<double> per_step;
-  double step = 0;
-  for (const RankRow& row : r.ranks) {
-    per_step.push_back(row.steps > 0 ? waits[row.device] / row.steps : 0);
-    step = std::max(step, row.step);
-  }
+  std::vector<std::pair<double, const RankRow*>> per_step;  // (receive time per step, rank)
+  for (const RankRow* row : critical_ranks(r.ranks)) per_step.push_back({row->steps > 0 ? waits[row->device] / row->steps : 0, row});
   std::sort(per_step.begin(), per_step.end());
-  const double wait = per_step[per_step.size() / 2];
+  const auto& [wait, median_rank] = per_step[per_step.size() / 2];
+  double step = 0;
+  for (const RankRow& row : r.ranks) step = std::max(step, row.step);
   measured["pipeline_bubble"] = wait;
+  std::string who = "the median stage";  // of a balanced pipeline's, every one
+  if (per_step.size() == 1) who = r.header.rank_label(median_rank->device) + ", the stage the others wait for,";
+  else if (per_step.size() < r.ranks.size()) who = "the median of the stages the others wait for, " + r.header.rank_label(median_rank->device) + ",";
   if (step <= 0 || wait / step < 0.05) return;
   std::string layout;
   if (auto it = d.job_settings.find("layout"); it != d.job_settings.end()) layout = it->second;
@@ -387,8 +392,8 @@ void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>
                               "outside the pipeline (the optimizer, a data-parallel gradient allreduce)";
   }
   Finding f{"pipeline_bubble",
-            "Pipeline bubble: the median stage waits " + ms(wait) + " per step (" + pct(wait / step) +
-                " of the step) at its receives for the neighbouring stages" + against_floor + ".",
+            "Pipeline bubble: " + who + " waits " + ms(wait) + " per step (" + pct(wait / step) + " of the step) at its receives for the neighbouring stages" +
+                against_floor + ".",
             {{"wait_ms_per_step", wait / 1e6}, {"percent_of_step", 100 * wait / step}}};
   if (floor_share >= 0) f.numbers.push_back({"one_f_one_b_floor_percent", 100 * floor_share});
   f.cost_ns_per_step = wait, f.step_ns = step;

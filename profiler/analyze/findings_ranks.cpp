@@ -51,12 +51,12 @@ std::vector<RankRow> rank_rows(const Report& r) {
     row.step += static_cast<double>(s.b.step), row.computing += static_cast<double>(s.b.computing);
     row.communication += static_cast<double>(s.b.communication);
     row.comm_exposed += static_cast<double>(s.b.comm_not_overlapped), row.preparing += static_cast<double>(s.b.preparing);
-    row.other_idle += static_cast<double>(s.b.free - s.b.preparing);
+    row.other_idle += static_cast<double>(s.b.free - s.b.preparing), row.bubble += static_cast<double>(s.bubble);
   }
   std::vector<RankRow> out;
   for (auto& [device, row] : by_device) {
     auto n = static_cast<double>(row.steps);
-    row.step /= n, row.computing /= n, row.communication /= n, row.comm_exposed /= n, row.preparing /= n, row.other_idle /= n;
+    row.step /= n, row.computing /= n, row.communication /= n, row.comm_exposed /= n, row.preparing /= n, row.other_idle /= n, row.bubble /= n;
     auto rank = r.header.device_ranks.find(device);
     row.rank = rank == r.header.device_ranks.end() ? -1 : rank->second;
     out.push_back(row);
@@ -100,6 +100,20 @@ StragglerVerdict straggler(const std::vector<RankRow>& ranks) {
 }
 
 double straggler_threshold() { return kStragglerShare; }
+
+const RankRow& critical_rank(const std::vector<RankRow>& ranks) {
+  return *std::max_element(ranks.begin(), ranks.end(), [](const RankRow& a, const RankRow& b) { return a.work() < b.work(); });
+}
+
+std::vector<const RankRow*> critical_ranks(const std::vector<RankRow>& ranks) {
+  std::vector<const RankRow*> out;
+  if (ranks.empty()) return out;
+  const double most = critical_rank(ranks).work();
+  for (const RankRow& r : ranks) {
+    if (most - r.work() <= kTiedShare * most) out.push_back(&r);
+  }
+  return out;
+}
 
 std::string straggler_label(const ReportHeader& header, const std::vector<RankRow>& ranks, const StragglerVerdict& v) {
   std::string out = header.rank_label(ranks[static_cast<std::size_t>(v.index)].device);

@@ -29,6 +29,13 @@ struct StragglerVerdict {
   bool slow = false;         // excess >= straggler_threshold() of the baseline
 };
 StragglerVerdict straggler(const std::vector<RankRow>& ranks);
+// The rank the others wait for: the most own work (RankRow::work). Its step is its work plus its
+// waits, so what it waits in (a pipeline's receives, collectives) is the step's, not another
+// rank's slowness. `ranks` must not be empty.
+const RankRow& critical_rank(const std::vector<RankRow>& ranks);
+// Every rank whose own work is within 1% of the critical rank's (all of a balanced job's), in row order.
+std::vector<const RankRow*> critical_ranks(const std::vector<RankRow>& ranks);
+
 // "rank 2 (device 2)", or with ties "rank 3 (device 3) and rank 7 (device 7)".
 std::string straggler_label(const ReportHeader& header, const std::vector<RankRow>& ranks, const StragglerVerdict& v);
 

@@ -172,6 +172,7 @@ struct RankRow {
   int rank = -1;  // -1 when the recording does not know it
   int steps = 0;
   double step = 0, computing = 0, communication = 0, comm_exposed = 0, preparing = 0, other_idle = 0;
+  double bubble = 0;  // of comm_exposed, its pipeline receives (StepRow::bubble)
   double work() const { return step - comm_exposed; }
 };
 

@@ -99,8 +99,10 @@ constexpr RuleDef kRules[] = {
      "reseat or replace the part; route the communicator over other links meanwhile"},
     {"pipeline_bubble", "COMMUNICATION_OP Send/Recv (hcom_send_, hcom_receive_) per rank against its steps; the job's layout "
      "(pp stages, micro-batches) from its job_started event",
-     "the median rank's receive time is >= 5% of the step",
-     "the median rank's receive time per step (its compute stream waits there for the neighbouring stage)",
+     "the receive time of the ranks the others wait for (within 1% of the most own work; every rank of a "
+     "balanced pipeline), their median, is >= 5% of the step",
+     "that receive time per step (its compute stream waits there for the neighbouring stage; a faster stage's "
+     "longer wait is waiting for the slow one: slow_rank)",
      Severity::kWarning,
      "more micro-batches per step (the 1F1B bubble is (p-1)/(m+p-1)), an interleaved schedule (virtual pipeline "
      "stages), stages of equal work (move layers from the slowest stage), fewer pipeline stages"},

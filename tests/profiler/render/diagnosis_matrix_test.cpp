@@ -25,7 +25,7 @@ TEST(DiagnosisMatrix, EveryInjectedCauseIsTheTopFindingWithItsTrueCost) {
   json m = json::parse(r.output, nullptr, false);
   ASSERT_TRUE(m.is_object()) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  ASSERT_EQ(m["scenarios"].size(), 15u);
+  ASSERT_EQ(m["scenarios"].size(), 16u);
   std::printf("| scenario | expected | top finding | estimated (ms/step) | true (ms/step) | error | verdict |\n|---|---|---|---|---|---|---|\n");
   for (const json& s : m["scenarios"]) {
     double estimated = s["estimated_ms_per_step"], truth = s["true_ms_per_step"];
@@ -49,7 +49,7 @@ TEST(DiagnosisMatrix, EveryInjectedCauseIsTheTopFindingWithItsTrueCost) {
       EXPECT_NEAR(s["true_ms_per_step"].get<double>(), 20.0, 1.0);
     }
   }
-  ASSERT_EQ(m["baselines"].size(), 11u);
+  ASSERT_EQ(m["baselines"].size(), 12u);
   for (const json& b : m["baselines"]) EXPECT_TRUE(b["finding_above_info"].is_null()) << b.dump();
   std::printf("top-1: %d of %zu right; mean cost error %.1f%%\n", m["top1_right"].get<int>(), m["scenarios"].size(),
               m["mean_cost_error_percent"].get<double>());
