@@ -223,31 +223,48 @@ TEST(ClusterRecord, ACollectiveAcrossHostsIsRdmaOverRoceWithHccsWithinEachHost) 
   }
 }
 
+// `npu-run <job>` on a fresh 2-host cluster (2x8x910B2), recorded.
+struct TwoHostRun {
+  ScopedNode node;
+  TempDir dir;
+  CommandResult record;
+  std::vector<std::string> dbs;
+  TwoHostRun(const std::string& name, const std::string& job) : node{name, "--spec 2x8x910B2 --speed 100"}, dir{name} {
+    record = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() + " " + job +
+                         " --node " + node.name());
+    dbs = find_dbs(dir.str());
+  }
+  // Each distinct task info row as "<label> src->dst LINK|TRANSPORT", in order; `label` is an SQL
+  // expression over o (COMMUNICATION_OP), y (its opType) and g (its groupName), `where` picks the rows.
+  std::string sends(const std::string& db, const std::string& label, const std::string& where) const {
+    return sqlite(db, "SELECT DISTINCT " + label + " || ' ' || i.srcRank || '->' || i.dstRank || ' ' || l.name || '|' || t.name "
+                      "FROM COMMUNICATION_TASK_INFO i JOIN COMMUNICATION_OP o ON o.opId = i.opId "
+                      "JOIN STRING_IDS y ON y.id = o.opType JOIN STRING_IDS g ON g.id = i.groupName "
+                      "JOIN ENUM_HCCL_LINK_TYPE l ON l.id = i.linkType JOIN ENUM_HCCL_TRANSPORT_TYPE t ON t.id = i.transportType "
+                      "WHERE " + where + " ORDER BY 1")
+        .output;
+  }
+  void expect_invariants() const {
+    for (const std::string& db : dbs) {
+      for (const std::string& v : invariant_violations(db, true)) ADD_FAILURE() << db << ": " << v;
+    }
+  }
+};
+
 // 6 ranks of ernie3-train (dp 3 x tp 2) on 2 hosts, 3 on each: the data-parallel group of ranks
 // 0, 2, 4 has two members on host 0 and one on host 1, so it runs one ring, not HCCL's hierarchy.
 // Its send between the two members on host 0 goes over their HCCS link (it was labelled PCIe:
 // a ring was taken to mean PCIe), its send to host 1 over RDMA.
 TEST(ClusterRecord, AGroupSpreadUnevenlyOverHostsSendsOverHccsWithinAHostAndRdmaAcross) {
-  ScopedNode node{"uneven", "--spec 2x8x910B2 --speed 100"};
-  TempDir dir{"uneven"};
-  auto record = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() +
-                            " ernie3-train --node " + node.name() + " --hosts 2 --ranks 6 --steps 2");
-  ASSERT_EQ(record.exit_code, 0) << record.output;
-  auto dbs = find_dbs(dir.str());
-  ASSERT_EQ(dbs.size(), 6u) << record.output;
-  auto dp_sends = [](const std::string& db) {
-    return sqlite(db, "SELECT a.value || ' ' || i.srcRank || '->' || i.dstRank || ' ' || l.name || '|' || t.name "
-                      "FROM COMMUNICATION_TASK_INFO i JOIN COMMUNICATION_OP o ON o.opId = i.opId "
-                      "JOIN STRING_IDS g ON g.id = i.groupName JOIN STRING_IDS a ON a.id = o.algType "
-                      "JOIN ENUM_HCCL_LINK_TYPE l ON l.id = i.linkType JOIN ENUM_HCCL_TRANSPORT_TYPE t ON t.id = i.transportType "
-                      "WHERE g.value LIKE 'dp%' GROUP BY 1")
-        .output;
+  TwoHostRun run("uneven", "ernie3-train --hosts 2 --ranks 6 --steps 2");
+  ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
+  ASSERT_EQ(run.dbs.size(), 6u) << run.record.output;
+  auto dp_sends = [&](const std::string& db) {
+    return run.sends(db, "(SELECT value FROM STRING_IDS WHERE id = o.algType)", "g.value LIKE 'dp%'");
   };
-  EXPECT_EQ(dp_sends(dbs[0]), "RING 0->1 HCCS|SDMA\n") << "rank 0 (host 0) to rank 2 (host 0)";
-  EXPECT_EQ(dp_sends(dbs[2]), "RING 1->2 ROCE|RDMA\n") << "rank 2 (host 0) to rank 4 (host 1)";
-  for (const std::string& db : dbs) {
-    for (const std::string& v : invariant_violations(db, true)) ADD_FAILURE() << db << ": " << v;
-  }
+  EXPECT_EQ(dp_sends(run.dbs[0]), "RING 0->1 HCCS|SDMA\n") << "rank 0 (host 0) to rank 2 (host 0)";
+  EXPECT_EQ(dp_sends(run.dbs[2]), "RING 1->2 ROCE|RDMA\n") << "rank 2 (host 0) to rank 4 (host 1)";
+  run.expect_invariants();
 }
 
 // A pipeline longer than a host's share of the job: pipeline-train on 4 ranks over 2 hosts puts
@@ -256,32 +273,21 @@ TEST(ClusterRecord, AGroupSpreadUnevenlyOverHostsSendsOverHccsWithinAHostAndRdma
 // no rank: the event did not name its peer, so the group's cross-host link was taken), and the
 // analysis matrix has the four directed stage links.
 TEST(ClusterRecord, APipelineAcrossHostsSendsOverHccsWithinAHostAndRoceBetweenThem) {
-  ScopedNode node{"pipeline", "--spec 2x8x910B2 --speed 100"};
-  TempDir dir{"pipeline"};
-  auto record = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() +
-                            " pipeline-train --node " + node.name() + " --hosts 2 --ranks 4 --steps 2");
-  ASSERT_EQ(record.exit_code, 0) << record.output;
-  auto dbs = find_dbs(dir.str());
-  ASSERT_EQ(dbs.size(), 4u) << record.output;
-  auto p2p = [](const std::string& db) {
-    return sqlite(db, "SELECT DISTINCT substr(y.value, 6, 4) || ' ' || i.srcRank || '->' || i.dstRank || ' ' || l.name || '|' || t.name "
-                      "FROM COMMUNICATION_TASK_INFO i JOIN COMMUNICATION_OP o ON o.opId = i.opId "
-                      "JOIN STRING_IDS y ON y.id = o.opType "
-                      "JOIN ENUM_HCCL_LINK_TYPE l ON l.id = i.linkType JOIN ENUM_HCCL_TRANSPORT_TYPE t ON t.id = i.transportType "
-                      "WHERE y.value IN ('hcom_send_', 'hcom_receive_') ORDER BY 1")
-        .output;
+  TwoHostRun run("pipeline", "pipeline-train --hosts 2 --ranks 4 --steps 2");
+  ASSERT_EQ(run.record.exit_code, 0) << run.record.output;
+  ASSERT_EQ(run.dbs.size(), 4u) << run.record.output;
+  auto p2p = [&](const std::string& db) {
+    return run.sends(db, "substr(y.value, 6, 4)", "y.value IN ('hcom_send_', 'hcom_receive_')");
   };
-  EXPECT_EQ(p2p(dbs[0]), "rece 1->0 HCCS|SDMA\nsend 0->1 HCCS|SDMA\n") << "stage 0: activations out, gradients in";
-  EXPECT_EQ(p2p(dbs[1]), "rece 0->1 HCCS|SDMA\nrece 2->1 ROCE|RDMA\nsend 1->0 HCCS|SDMA\nsend 1->2 ROCE|RDMA\n");
-  EXPECT_EQ(p2p(dbs[2]), "rece 1->2 ROCE|RDMA\nrece 3->2 HCCS|SDMA\nsend 2->1 ROCE|RDMA\nsend 2->3 HCCS|SDMA\n");
-  fs::path analysis = fs::path(dbs[1]).parent_path() / "analyze" / "communication_analyzer.db";
+  EXPECT_EQ(p2p(run.dbs[0]), "rece 1->0 HCCS|SDMA\nsend 0->1 HCCS|SDMA\n") << "stage 0: activations out, gradients in";
+  EXPECT_EQ(p2p(run.dbs[1]), "rece 0->1 HCCS|SDMA\nrece 2->1 ROCE|RDMA\nsend 1->0 HCCS|SDMA\nsend 1->2 ROCE|RDMA\n");
+  EXPECT_EQ(p2p(run.dbs[2]), "rece 1->2 ROCE|RDMA\nrece 3->2 HCCS|SDMA\nsend 2->1 ROCE|RDMA\nsend 2->3 HCCS|SDMA\n");
+  fs::path analysis = fs::path(run.dbs[1]).parent_path() / "analyze" / "communication_analyzer.db";
   EXPECT_EQ(sqlite(analysis.string(), "SELECT DISTINCT src_rank || '->' || dst_rank || ' ' || transport_type FROM CommAnalyzerMatrix "
                                       "WHERE group_name LIKE 'pp%' ORDER BY 1")
                 .output,
             "0->1 HCCS\n1->0 HCCS\n1->2 RDMA\n2->1 RDMA\n");
-  for (const std::string& db : dbs) {
-    for (const std::string& v : invariant_violations(db, true)) ADD_FAILURE() << db << ": " << v;
-  }
+  run.expect_invariants();
 }
 
 TEST(ClusterRecord, OneRankOfTheCollectionReadsAlone) {
