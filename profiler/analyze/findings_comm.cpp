@@ -369,7 +369,8 @@ void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>
   for (const RankRow& row : r.ranks) step = std::max(step, row.step);
   measured["pipeline_bubble"] = wait;
   std::string who = "the median stage";  // of a balanced pipeline's, every one
-  if (per_step.size() == 1) who = r.header.rank_label(median_rank->device) + ", the stage the others wait for,";
+  if (r.ranks.size() == 1) who = r.header.rank_label(median_rank->device);  // a report of one rank (--rank)
+  else if (per_step.size() == 1) who = r.header.rank_label(median_rank->device) + ", the stage the others wait for,";
   else if (per_step.size() < r.ranks.size()) who = "the median of the stages the others wait for, " + r.header.rank_label(median_rank->device) + ",";
   if (step <= 0 || wait / step < 0.05) return;
   std::string layout;

@@ -190,5 +190,35 @@ TEST(PipelineBubbleFinding, AWaitBelowTheFloorIsNotCalledTransfers) {
   EXPECT_NE(above.find("the other 7.7% is transfers"), std::string::npos) << above;
 }
 
+// A 2-stage pipeline whose second stage (device 1) is slow: the first waits for it at its receives
+// (8 ms a step), the slow one waits little (1 ms). The bubble is the slow stage's wait, the one
+// the others wait for; the fast stage's wait is slow_rank's cost. Taken on the median of all
+// stages it read 8 ms and outranked the straggler. A report of one rank (--rank) names it alone.
+TEST(PipelineBubbleFinding, IsTheWaitOfTheStageTheOthersWaitFor) {
+  auto bubble = [](std::vector<int> devices) {
+    ProfileData d;
+    d.strings = {"hcom_receive_"};
+    d.job_settings["layout"] = "dp1 x pp2 (8 micro-batches, 1F1B)";
+    Report r;
+    for (int device : devices) {
+      r.header.device_ranks[device] = device;
+      r.ranks.push_back(rank(device, device == 1 ? 8e6 : 1e6, 0, 0));  // 4 steps of 10 ms
+      CollectiveRecord c;
+      c.device = device, c.op_type = 0, c.end = device == 1 ? 4'000'000 : 32'000'000;
+      d.collectives.push_back(c);
+    }
+    std::vector<Finding> out;
+    Measured measured;
+    pipeline_bubble(d, r, out, measured);
+    return std::make_pair(measured["pipeline_bubble"], out.empty() ? std::string() : out[0].text);
+  };
+  auto [wait, text] = bubble({0, 1});
+  EXPECT_DOUBLE_EQ(wait, 1e6);
+  EXPECT_EQ(text.rfind("Pipeline bubble: rank 1 (device 1), the stage the others wait for, waits 1.000 ms per step", 0), 0u) << text;
+  auto [alone, alone_text] = bubble({0});
+  EXPECT_DOUBLE_EQ(alone, 8e6);
+  EXPECT_EQ(alone_text.rfind("Pipeline bubble: rank 0 (device 0) waits 8.000 ms per step", 0), 0u) << alone_text;
+}
+
 }  // namespace
 }  // namespace npukit::prof
