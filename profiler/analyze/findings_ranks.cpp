@@ -13,7 +13,7 @@ namespace npukit::prof {
 namespace {
 
 constexpr double kStragglerShare = 0.05;  // own work this much above the other ranks' median
-constexpr double kTiedShare = 0.01;       // a rank this close (of the baseline) to the straggler's work is one too
+constexpr double kTiedShare = 0.01;       // a rank this close (of its work) to the most own work is as slow
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -75,8 +75,9 @@ StragglerVerdict straggler(const std::vector<RankRow>& ranks) {
   const auto slowest = static_cast<std::size_t>(v.index);
   std::vector<bool> slow_set(ranks.size(), false);
   slow_set[slowest] = true;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i != slowest && ranks[slowest].work() - ranks[i].work() <= kTiedShare * v.baseline_ns) v.tied.push_back(static_cast<int>(i));
+  for (const RankRow* row : critical_ranks(ranks)) {  // as slow as it: within 1% of the most own work
+    const auto i = static_cast<std::size_t>(row - ranks.data());
+    if (i != slowest) v.tied.push_back(static_cast<int>(i));
   }
   if (2 * (v.tied.size() + 1) >= ranks.size()) v.tied.clear();  // half or more alike: they set the pace
   for (int i : v.tied) slow_set[static_cast<std::size_t>(i)] = true;

@@ -15,8 +15,8 @@ namespace npukit::prof {
 std::vector<RankRow> rank_rows(const Report& report);
 
 // The rank whose own work (RankRow::work) is furthest above the median of the other ranks', and
-// the phase of its step where most of the difference lies. Ranks as slow as it (own work within
-// 1% of the baseline of its; a pipeline's heaviest stage in every data-parallel replica) are
+// the phase of its step where most of the difference lies. Ranks as slow as it (critical_ranks:
+// own work within 1% of the most; a pipeline's heaviest stage in every data-parallel replica) are
 // stragglers with it, when they are fewer than half the ranks: the baseline is then the median
 // of the ranks that are not.
 struct StragglerVerdict {
