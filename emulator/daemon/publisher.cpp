@@ -228,13 +228,15 @@ void Publisher::on_task_end(const TaskRecord& r) {
       e.type = tf::EventType::kMemcpy;
       e.words = {duration, r.bytes, static_cast<uint64_t>(r.copy) | r.id << 8, stream_pid};
       break;
-    case TaskKind::kCollective:
+    case TaskKind::kCollective: {
+      const CollectiveCall& call = node_.collectives().call(r.collective);
       e.type = tf::EventType::kCollective;
       e.name_id = r.label ? intern(r.label) : 0;
       e.aux_id = group_string(r.collective);
-      e.words = {duration, tf::pack_bytes_peer(r.bytes, p2p_peer(node_.collectives().call(r.collective))),
-                 tf::pack_task_dtype(r.id, hccl_dtype(node_.collectives().call(r.collective).dtype)), stream_pid};
+      e.words = {duration, tf::pack_bytes_peer(r.bytes, p2p_peer(call)), tf::pack_task_dtype(r.id, hccl_dtype(call.dtype)),
+                 stream_pid};
       break;
+    }
     default: return;
   }
   emit(e);

@@ -31,12 +31,12 @@ constexpr Phase kPhases[] = {{"computing", &RankRow::computing},
                              {"waiting for input", &RankRow::preparing},
                              {"idle between tasks", &RankRow::other_idle}};
 
-// The median of `value` over every rank but `skip`.
-template <typename Value>
-double others_median(const std::vector<RankRow>& ranks, std::size_t skip, Value value) {
+// The median of `value` over every rank (its index) that `skip` does not take.
+template <typename Skip, typename Value>
+double others_median(const std::vector<RankRow>& ranks, Skip skip, Value value) {
   std::vector<double> v;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i != skip) v.push_back(value(ranks[i]));
+    if (!skip(i)) v.push_back(value(ranks[i]));
   }
   return median(std::move(v));
 }
@@ -68,7 +68,8 @@ StragglerVerdict straggler(const std::vector<RankRow>& ranks) {
   StragglerVerdict v;
   if (ranks.size() < 2) return v;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
-    double base = others_median(ranks, i, [](const RankRow& r) { return r.work(); }), excess = ranks[i].work() - base;
+    double base = others_median(ranks, [i](std::size_t j) { return j == i; }, [](const RankRow& r) { return r.work(); });
+    double excess = ranks[i].work() - base;
     if (v.index >= 0 && excess <= v.excess_ns) continue;
     v.index = static_cast<int>(i), v.excess_ns = excess, v.baseline_ns = base;
   }
@@ -82,13 +83,7 @@ StragglerVerdict straggler(const std::vector<RankRow>& ranks) {
   if (2 * (v.tied.size() + 1) >= ranks.size()) v.tied.clear();  // half or more alike: they set the pace
   for (int i : v.tied) slow_set[static_cast<std::size_t>(i)] = true;
   // The median of `value` over the ranks outside the slow set.
-  auto others = [&](auto value) {
-    std::vector<double> out;
-    for (std::size_t i = 0; i < ranks.size(); ++i) {
-      if (!slow_set[i]) out.push_back(value(ranks[i]));
-    }
-    return median(std::move(out));
-  };
+  auto others = [&](auto value) { return others_median(ranks, [&](std::size_t j) { return slow_set[j]; }, value); };
   v.baseline_ns = others([](const RankRow& r) { return r.work(); });
   v.excess_ns = ranks[slowest].work() - v.baseline_ns;
   double worst_phase = -1;
