@@ -31,11 +31,19 @@ std::string run_label(std::string name) {
   return name;
 }
 
+// A figure to judge: a single run, or the mean or median of repetitions. A spread (stddev, cv)
+// is not a figure of the thing measured; judging it against the budget printed "OVER BUDGET".
+bool judged(const benchmark::BenchmarkReporter::Run& run) {
+  return run.run_type != benchmark::BenchmarkReporter::Run::RT_Aggregate || run.aggregate_name == "mean" ||
+         run.aggregate_name == "median";
+}
+
 class BudgetReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const auto& run : runs) {
+      if (!judged(run)) continue;
       for (const auto& b : budgets()) {
         std::string name = run.benchmark_name();
         auto it = run.counters.find(b.counter);
