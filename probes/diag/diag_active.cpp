@@ -9,6 +9,7 @@
 
 #include "probes/diag/diag_jobs.hpp"
 #include "probes/diag/diag_tests.hpp"
+#include "probes/health/incidents.hpp"
 #include "workloads/program_ops.hpp"
 
 namespace npukit::probes::diag {
@@ -91,6 +92,28 @@ Explain power_limit_explains(const tf::Snapshot& s) {
     std::snprintf(text, sizeof text, "the power limit (%.0f W) held the clock: ", limit);
     for (std::string& w : why) w = text + w;
     v = Verdict::kWarn;
+  };
+}
+
+// The chip's own incidents (npu-smi health) are the likely cause of a low rate on it: a chip
+// that lost a quarter of its AI Cores measures about 75% of its compute, and the reason names
+// that incident instead of leaving the reader to match two tests. Link and memory incidents do
+// not slow a chip's own matmuls or copies; they are not named.
+Explain chip_incidents_explain(const tf::Snapshot& s) {
+  return [incidents = node_incidents(s)](int d, const JobOutcome&, Verdict&, std::vector<std::string>& why) {
+    for (const Incident& i : incidents) {
+      if (i.device != d || !i.link_kind.empty() || i.kind->entity != tf::IncidentEntity::kChip) continue;
+      for (std::string& w : why) w += "; health: " + i.message;
+    }
+  };
+}
+
+// Both explanations, in turn.
+Explain both(Explain first, Explain second) {
+  return [first = std::move(first), second = std::move(second)](int d, const JobOutcome& job, Verdict& v,
+                                                                 std::vector<std::string>& why) {
+    first(d, job, v, why);
+    second(d, job, v, why);
   };
 }
 
@@ -371,7 +394,7 @@ void compute(const DiagContext& ctx, std::span<const int> selected, DiagTestResu
     return p;
   }, kComputeSteps * kMatmulStepFlops / std::max(ref, 1e12));
   grade_rates(devices, outcomes, kMatmulStepFlops, ref, "TFLOPS", 1e12, "fp16 matmul ", "fp16 matmuls failed: ", out,
-              power_limit_explains(ctx.snapshot));
+              both(power_limit_explains(ctx.snapshot), chip_incidents_explain(ctx.snapshot)));
 }
 
 void memory_bandwidth(const DiagContext& ctx, std::span<const int> selected, DiagTestResult& out) {
@@ -385,7 +408,8 @@ void memory_bandwidth(const DiagContext& ctx, std::span<const int> selected, Dia
     for (int i = 0; i < kHbmCopiesPerStep; ++i) p.ranks[0].step.push_back(work::memcpy_op("D2D", kHbmCopyBytes));
     return p;
   }, kBandwidthSteps * bytes_per_step / std::max(ref, 1e11));
-  grade_rates(devices, outcomes, bytes_per_step, ref, "GB/s", 1e9, "copy ", "device-to-device copies failed: ", out);
+  grade_rates(devices, outcomes, bytes_per_step, ref, "GB/s", 1e9, "copy ", "device-to-device copies failed: ", out,
+              chip_incidents_explain(ctx.snapshot));
 }
 
 }  // namespace npukit::probes::diag

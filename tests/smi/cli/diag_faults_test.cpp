@@ -260,6 +260,11 @@ const Level2Case kLevel2[] = {
     // 3 does and health calls it no fault (it FAILed: 228 of 314 TFLOPS at 200 W, below 75%).
     {"power_limit", "set --device 1 --power-limit 200", "diag -r 2 -i 1 -v", 1,
      "Compute, NPU 1: the power limit (200 W) held the clock: fp16 matmul "},
+    // A chip that lost a quarter of its AI Cores measures about 75% of its compute; the reason
+    // names the chip's incident (it gave the rate alone, and the reader had to match it with the
+    // Health Rules line).
+    {"aicore_degraded", "inject --device 1 --fault aicore-degraded", "diag -r 2 -i 1 -v", 2,
+     "TFLOPS (74%), below 75%; health: NPU 1 lost a quarter of its 24 AI Cores: its kernels take 4/3 as long"},
 };
 
 class DiagLevel2 : public ::testing::TestWithParam<Level2Case> {};
