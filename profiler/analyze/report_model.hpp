@@ -139,6 +139,10 @@ struct MemoryRow {
   int64_t allocated_peak = -1, reserved_peak = -1;
   int64_t capacity_bytes = 0;  // the device's HBM (0 when the recording does not say)
   bool ddr = false;            // the samples are DDR (310P), not HBM
+  // Every sample fell outside the job's tasks while its allocator held memory: the sampled
+  // columns are the idle device's, the allocator's are the job's (a job shorter than the
+  // sampling interval, or a node run fast).
+  bool sampled_outside_job() const { return samples > 0 && samples_in_job == 0 && allocated_peak > 0; }
 };
 
 struct MemoryPoint {

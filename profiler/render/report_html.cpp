@@ -162,9 +162,11 @@ std::string memory_clock_section(const Report& r) {
   double max_mhz = 0;
   for (const ClockPoint& p : r.clock_timeline) max_mhz = std::max(max_mhz, static_cast<double>(p.mhz));
   std::string out = "<section id=\"memory\"><h2>Memory and clock per rank</h2><table><tr><th>rank</th><th>HBM in use</th>"
-                    "<th>peak (MiB)</th><th>job's allocator reserved (MiB)</th><th>AI-core clock</th><th>lowest (MHz)</th></tr>";
+                    "<th>sampled peak (MiB)</th><th>job's allocator reserved (MiB)</th><th>AI-core clock</th><th>lowest (MHz)</th></tr>";
+  std::string outside;  // ranks whose every sample fell outside their tasks
   for (std::size_t i = 0; i < r.memory.size(); ++i) {
     const MemoryRow& m = r.memory[i];
+    if (m.sampled_outside_job()) outside += (outside.empty() ? "" : ", ") + r.header.rank_label(m.device);
     out += "<tr><td>" + r.header.rank_label(m.device) + "</td><td>" +
            html::sparkline(memory[m.device], static_cast<double>(end), 0, std::max(1.0, m.peak_bytes * kMiB), kComputing,
                            "HBM in use (MiB) over the recording", 320, 36) +
@@ -182,7 +184,13 @@ std::string memory_clock_section(const Report& r) {
            "</td><td>" + checked(r.clock_timeline[c->second].mhz, 0, "/clock_timeline/" + std::to_string(c->second) + "/mhz") +
            "</td></tr>";
   }
-  return out + "</table></section>";
+  out += "</table>";
+  if (!outside.empty()) {
+    out += "<p class=\"meta\">No memory sample fell within the tasks of " + outside +
+           ": their HBM line and sampled peak show the device outside the job (it ran between two samples); "
+           "the allocator's column is the job's, from every alloc and free.</p>";
+  }
+  return out + "</section>";
 }
 
 }  // namespace

@@ -202,7 +202,7 @@ std::string memory_section(const Report& r) {
            or_dash(sampled, mib(m.first_bytes)), or_dash(sampled, mib(m.last_bytes)), std::to_string(m.samples),
            or_dash(m.allocated_peak >= 0, mib(m.allocated_peak)), or_dash(m.reserved_peak >= 0, mib(m.reserved_peak))});
     allocator |= m.allocated_peak >= 0;
-    if (sampled && m.samples_in_job == 0 && m.allocated_peak > 0) outside += (outside.empty() ? "" : ",") + std::to_string(m.device);
+    if (m.sampled_outside_job()) outside += (outside.empty() ? "" : ",") + std::to_string(m.device);
   }
   if (t.empty()) return out + "  (no memory samples)\n";
   out += t.render();

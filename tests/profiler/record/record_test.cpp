@@ -234,6 +234,10 @@ TEST(Record, AJobBetweenTwoMemorySamplesShowsWhatItsAllocatorHeld) {
   bool said = text.output.find("No sample fell within the tasks of device 0") != std::string::npos;
   EXPECT_EQ(said, in_job == 0) << text.output;
   EXPECT_EQ(in_job, 0) << "at speed 1000 the one-step job should run between two samples";
+  // The HTML page says it too (its flat line and "peak" read as the job's memory).
+  const std::string page = dir.str() + "/report.html";
+  ASSERT_EQ(run_command(prof() + " report " + dir.str() + " --html " + page).exit_code, 0);
+  EXPECT_NE(read_file(page).find("No memory sample fell within the tasks of rank 0 (device 0)"), std::string::npos);
 }
 
 TEST(Record, AttachRecordsARunningNodeForADuration) {
