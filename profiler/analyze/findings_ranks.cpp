@@ -142,6 +142,14 @@ double host_median(const std::vector<const RankRow*>& rows, Value value) {
   return median(std::move(v));
 }
 
+// The least over one host's ranks of `value`: its fastest rank.
+template <typename Value>
+double host_least(const std::vector<const RankRow*>& rows, Value value) {
+  double least = value(*rows.front());
+  for (const RankRow* row : rows) least = std::min(least, value(*row));
+  return least;
+}
+
 }  // namespace
 
 HostVerdict slow_host_verdict(const Report& r) {
@@ -158,7 +166,10 @@ HostVerdict slow_host_verdict(const Report& r) {
     return m.empty() ? 0.0 : median(std::move(m));
   };
   // Each host against the median of the others: every one the threshold over it is slow (two
-  // slow hosts of four were one named and one folded into the others' baseline).
+  // slow hosts of four were one named and one folded into the others' baseline). A slow host is
+  // slow throughout: even its fastest rank is over the threshold, and it has two ranks or more,
+  // or one slow NPU is told from its host by nothing (one degraded NPU of a host with two ranks
+  // made their median, and so the host, slow: "look at the host", its cost halved).
   std::vector<std::pair<double, std::size_t>> slow;  // (excess over the others, host), slowest first
   std::size_t worst = 0;
   double worst_excess = 0;
@@ -166,9 +177,12 @@ HostVerdict slow_host_verdict(const Report& r) {
     double others = median_of(work, [i](std::size_t j) { return j != i; });
     double excess = host_median(hosts[i].second, work) - others;
     if (i == 0 || excess > worst_excess) worst = i, worst_excess = excess;
-    if (others > 0 && excess / others >= kStragglerShare) slow.emplace_back(excess, i);
+    double fastest_excess = host_least(hosts[i].second, work) - others;
+    bool throughout = hosts[i].second.size() >= 2 && others > 0 && fastest_excess / others >= kStragglerShare;
+    if (throughout) slow.emplace_back(excess, i);
   }
   std::sort(slow.begin(), slow.end(), std::greater<>());
+  if (!slow.empty()) worst = slow.front().second;
   std::set<std::size_t> slow_set;
   for (const auto& [excess, i] : slow) slow_set.insert(i);
   if (slow_set.size() == hosts.size()) slow_set = {worst};  // all "slow": the slowest against the rest

@@ -116,8 +116,9 @@ constexpr RuleDef kRules[] = {
      "diag for its compute; balance its input or its share of the model"},
     {"slow_host", "per-rank step breakdown grouped by host (ranks recorded on several hosts of a cluster: each "
      "rank's EMU_RUN node)",
-     "the median own work of one host's ranks is >= 5% above the median of the other hosts' (every such host "
-     "is named)",
+     "the own work of every rank of one host, its fastest too, is >= 5% above the median of the other hosts' "
+     "(every such host is named); a host with one rank recorded is never one (its NPU and its host cannot be "
+     "told apart: slow_rank names it)",
      "the slowest host's median own work per step minus that of the hosts that are not slow (every rank "
      "waits that long in the cross-host collectives)",
      Severity::kWarning,

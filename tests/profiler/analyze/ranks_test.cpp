@@ -162,6 +162,34 @@ TEST(SlowHostFinding, EverySlowHostIsNamedAgainstTheOthers) {
   EXPECT_FALSE(slow_host_verdict(hosts_of({15.5, 15.6, 15.5, 15.4})).slow);
 }
 
+// One slow NPU is not its host: a host is slow when its ranks are slow throughout (its fastest
+// too), with two ranks or more to tell the host from one of its NPUs. One degraded NPU of a host
+// with two ranks made their median slow, and the finding said "Straggler host" at half the cost,
+// and silenced slow_rank for it.
+TEST(SlowHostFinding, OneSlowNpuOfAHostIsASlowRankNotASlowHost) {
+  Report r = hosts_of({15.5, 15.5, 15.5, 15.5});
+  r.ranks[2] = rank(2, 19.6e6, 0.1e6, 0.1e6, 30e6);  // c-1's first rank; its second, device 3, is fine
+  HostVerdict host = slow_host_verdict(r);
+  EXPECT_FALSE(host.slow) << host.host;
+  std::vector<Finding> out;
+  Measured measured;
+  slow_rank(r, host, out, measured);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].id, "slow_rank");
+  EXPECT_NEAR(out[0].cost_ns_per_step.value_or(0), 4.1e6, 1);
+  // Both of c-1's ranks slow: the host.
+  r.ranks[3] = rank(3, 19.6e6, 0.1e6, 0.1e6, 30e6);
+  EXPECT_TRUE(slow_host_verdict(r).slow);
+  EXPECT_EQ(slow_host_verdict(r).host, "c-1");
+  // One rank on each host: a slow rank, never a slow host.
+  Report single;
+  for (int h = 0; h < 4; ++h) {
+    single.ranks.push_back(rank(h, (h == 1 ? 19.6 : 15.5) * 1e6, 0.1e6, 0.1e6, 30e6));
+    single.header.device_hosts[h] = {"c-" + std::to_string(h), 0};
+  }
+  EXPECT_FALSE(slow_host_verdict(single).slow);
+}
+
 // pipeline_bubble beside 1F1B's floor: a stage waiting at its receives less than the floor's share
 // of the whole step (the step also holds the optimizer and a gradient allreduce) is not told that
 // "the other -2.3% is transfers" (dp2 x pp4 pipeline-train: 25.0% against 27.3%).
