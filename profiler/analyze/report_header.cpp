@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "profiler/analyze/report_model.hpp"
+#include "telemetry/incidents.hpp"
 
 namespace npukit::prof {
 
@@ -14,6 +15,20 @@ std::string ReportHeader::rank_label(int device) const {
   std::string where = device_label(device_hosts, device);
   return rank == device_ranks.end() ? where : "rank " + std::to_string(rank->second) + " (" + where + ")";
 }
+
+namespace {
+
+// Whether the injected fault ("host-slow", "link-degraded on link 3-roce") strikes a whole host
+// (its incident's entity is the node), from the incident table.
+bool host_wide(const std::string& fault) {
+  std::string name = fault.substr(0, fault.find(' '));
+  for (const telemetry::IncidentKind& k : telemetry::incident_kinds()) {
+    if (k.entity == telemetry::IncidentEntity::kNode && std::find(k.faults.begin(), k.faults.end(), name) != k.faults.end()) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 std::string ReportHeader::fault_where(const Fault& f) const {
   if (f.devices.empty()) return f.fault;
@@ -26,7 +41,10 @@ std::string ReportHeader::fault_where(const Fault& f) const {
   for (const auto& [device, where] : device_hosts) on_host += where.host == host;
   bool whole_host = !host.empty() && on_host == static_cast<int>(f.devices.size()) &&
                     std::all_of(f.devices.begin(), f.devices.end(), [&](int d) { return host_of(d) == host; });
-  if (whole_host) return f.fault + " on " + host + " (all " + std::to_string(on_host) + " NPUs)";
+  // One recorded NPU of a host is "all" of it only for a fault of the host's (a degraded NPU read
+  // "on c-1 (all 1 NPUs)", a host-wide fault).
+  if (whole_host && on_host > 1) return f.fault + " on " + host + " (all " + std::to_string(on_host) + " NPUs)";
+  if (whole_host && host_wide(f.fault)) return f.fault + " on " + host + " (1 NPU recorded)";
   std::string out;
   for (int d : f.devices) out += (out.empty() ? "" : ", ") + rank_label(d);
   return f.fault + " on " + out;

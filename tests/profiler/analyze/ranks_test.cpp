@@ -190,6 +190,18 @@ TEST(SlowHostFinding, OneSlowNpuOfAHostIsASlowRankNotASlowHost) {
   EXPECT_FALSE(slow_host_verdict(single).slow);
 }
 
+// The header's fault line: a fault on one NPU of a host with one recorded rank is that rank's
+// (it read "aicore-degraded on c-1 (all 1 NPUs)", a host-wide fault); a host's own fault is the host's.
+TEST(FaultWhere, OneRecordedNpuOfAHostIsAllOfItOnlyForAFaultOfTheHost) {
+  ReportHeader h;
+  for (int d : {0, 8}) h.device_hosts[d] = {"c-" + std::to_string(d / 8), 0}, h.device_ranks[d] = d / 8;
+  EXPECT_EQ(h.fault_where({"aicore-degraded", {8}}), "aicore-degraded on rank 1 (device 0 of c-1)");
+  EXPECT_EQ(h.fault_where({"host-slow", {8}}), "host-slow on c-1 (1 NPU recorded)");
+  h.device_hosts[9] = {"c-1", 1}, h.device_ranks[9] = 2;
+  EXPECT_EQ(h.fault_where({"host-slow", {8, 9}}), "host-slow on c-1 (all 2 NPUs)");
+  EXPECT_EQ(h.fault_where({"aicore-degraded", {8}}), "aicore-degraded on rank 1 (device 0 of c-1)");
+}
+
 // pipeline_bubble beside 1F1B's floor: a stage waiting at its receives less than the floor's share
 // of the whole step (the step also holds the optimizer and a gradient allreduce) is not told that
 // "the other -2.3% is transfers" (dp2 x pp4 pipeline-train: 25.0% against 27.3%).
