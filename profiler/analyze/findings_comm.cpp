@@ -236,15 +236,30 @@ std::map<int64_t, GroupLinks> group_links(const ProfileData& d, const std::map<i
   return out;
 }
 
-// The part of [start, end) with no compute running on the device.
-double open_ns(const Overlap* overlap, int64_t start, int64_t end) {
-  double open = static_cast<double>(std::max<int64_t>(0, end - start));
-  if (overlap != nullptr) open -= static_cast<double>(total(clip(overlap->compute, {start, end})));
-  return open;
+// The part of [start, end) that nothing else on the device covers (`hiding`).
+double open_ns(const Intervals& hiding, int64_t start, int64_t end) {
+  return static_cast<double>(std::max<int64_t>(0, end - start)) - static_cast<double>(total(clip(hiding, {start, end})));
+}
+
+// Per device, what a slow group's collective runs beside without delaying the step: its compute,
+// and the collectives of groups that are not slow (the step waits for those anyway). A
+// data-parallel bucket beside a tensor-parallel AllReduce, on a degraded link of its group, was
+// costed as if it ran alone: 4.4 ms per step where the fault cost 0.17.
+std::map<int, Intervals> hiding_by_device(const ProfileData& d, const std::map<int64_t, GroupLinks>& slow) {
+  std::map<int, Intervals> spans;
+  for (const CollectiveRecord& c : d.collectives) {
+    if (!slow.count(c.group)) spans[c.device].push_back({c.start, c.end});
+  }
+  for (const auto& [device, overlap] : d.overlap) {
+    Intervals& s = spans[device];
+    s.insert(s.end(), overlap.compute.begin(), overlap.compute.end());
+  }
+  for (auto& [device, s] : spans) s = union_of(std::move(s));
+  return spans;
 }
 
 // Per step, on the device that loses most: how much less of the slow groups' large collectives
-// would run with no compute beside them if their links were healthy. Replayed per device in start
+// would run with nothing beside them (hiding_by_device) if their links were healthy. Replayed per device in start
 // order: each collective takes its excess over a healthy share of line rate less, and one that
 // queued behind the previous (it started as that one ended) starts when the previous would have
 // ended; the compute stays where it was. Collectives hidden under compute so lose nothing, and
@@ -260,17 +275,19 @@ double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& s
   }
   std::map<int, int> steps;
   for (const StepWindow& w : d.steps) ++steps[w.device];
+  const std::map<int, Intervals> hiding = hiding_by_device(d, slow);
   double worst = 0;
   for (auto& [device, list] : by_device) {
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first->start < b.first->start; });
-    auto ov = d.overlap.find(device);
-    const Overlap* overlap = ov == d.overlap.end() ? nullptr : &ov->second;
+    auto h = hiding.find(device);
+    static const Intervals kNothing;
+    const Intervals& covered = h == hiding.end() ? kNothing : h->second;
     double lost = 0;
     int64_t prev_end = INT64_MIN, healthy_prev_end = INT64_MIN;
     for (const auto& [c, excess] : list) {
       int64_t start = c->start <= prev_end ? std::min(healthy_prev_end, c->start) : c->start;  // queued: moves up
       auto healthy_end = static_cast<int64_t>(static_cast<double>(start) + static_cast<double>(c->end - c->start) - excess);
-      lost += open_ns(overlap, c->start, c->end) - open_ns(overlap, start, healthy_end);
+      lost += open_ns(covered, c->start, c->end) - open_ns(covered, start, healthy_end);
       prev_end = c->end, healthy_prev_end = healthy_end;
     }
     worst = std::max(worst, std::max(0.0, lost) / std::max(1, steps[device]));
@@ -339,8 +356,8 @@ void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out,
     f.numbers.push_back({name + " percent_of_line_rate", 100 * g.achieved_share});
   }
   f.text = "Slow link: " + list + "; healthy links reach about " + pct(kHealthyShare) + ". The suspect is " +
-           suspect(slow) + (cost > 0 ? ". The slowness costs " + ms(cost) + " per step of communication with no compute running."
-                             : ". It costs no step time in this run: the communication stays hidden behind compute.");
+           suspect(slow) + (cost > 0 ? ". The slowness costs " + ms(cost) + " per step of communication with nothing else running."
+                             : ". It costs no step time in this run: the communication stays hidden behind compute and other communicators' collectives.");
   f.numbers.insert(f.numbers.begin(), {"cost_ms_per_step", cost / 1e6});
   double step = 0;
   for (const RankRow& row : r.ranks) step = std::max(step, row.step);

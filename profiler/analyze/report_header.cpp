@@ -32,6 +32,12 @@ bool host_wide(const std::string& fault) {
 
 std::string ReportHeader::fault_where(const Fault& f) const {
   if (f.devices.empty()) return f.fault;
+  // A link's fault names the link ("link-degraded on link 0-2"), not one of its ends (it read
+  // "... on link 0-2 on rank 0 (device 0)"); across hosts, with the host whose numbering it uses.
+  if (f.fault.find(" on link ") != std::string::npos) {
+    std::string host = host_of(f.devices.front());
+    return host.empty() ? f.fault : f.fault + " of " + host;
+  }
   if (device_hosts.empty() && f.devices.size() == devices.size() && devices.size() > 1) {
     return f.fault + " on every NPU (" + std::to_string(devices.size()) + ")";
   }

@@ -91,9 +91,10 @@ constexpr RuleDef kRules[] = {
      "NVSwitch) against its slowest port; a PCIe-only node (4x310P3) against its members' PCIe links, through the host; members in two HCCS groups of a host (the first-generation 910's two "
      "4-NPU meshes) against the slower of HCCS and the host link between the groups; an AllReduce across hosts against HCCL's hierarchical one over HCCS "
      "within each host and RoCE ports between them); healthy links reach about 80%",
-     "per step, on the device that loses most: how much less of the slow communicators' time would have no compute "
-     "beside it if each took only its latencies and its bytes at 80% of line rate (replayed in order: a queued "
-     "collective moves up)",
+     "per step, on the device that loses most: how much less of the slow communicators' time would have nothing "
+     "beside it (no compute, no collective of a communicator that is not slow: the step waits for that one anyway) "
+     "if each took only its latencies and its bytes at 80% of line rate (replayed in order: a queued collective "
+     "moves up)",
      Severity::kWarning,
      "check the named links: npu-smi info -t topo and the link counters, npu-smi diag's bandwidth test, "
      "reseat or replace the part; route the communicator over other links meanwhile"},

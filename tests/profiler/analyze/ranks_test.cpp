@@ -200,6 +200,9 @@ TEST(FaultWhere, OneRecordedNpuOfAHostIsAllOfItOnlyForAFaultOfTheHost) {
   h.device_hosts[9] = {"c-1", 1}, h.device_ranks[9] = 2;
   EXPECT_EQ(h.fault_where({"host-slow", {8, 9}}), "host-slow on c-1 (all 2 NPUs)");
   EXPECT_EQ(h.fault_where({"aicore-degraded", {8}}), "aicore-degraded on rank 1 (device 0 of c-1)");
+  // A link's fault is the link's, on its host (it read "... on link 3-roce on rank 1 (device 0 of c-1)").
+  EXPECT_EQ(h.fault_where({"link-degraded on link 0-roce", {8}}), "link-degraded on link 0-roce of c-1");
+  EXPECT_EQ(ReportHeader{}.fault_where({"link-degraded on link 0-2", {0}}), "link-degraded on link 0-2");
 }
 
 // pipeline_bubble beside 1F1B's floor: a stage waiting at its receives less than the floor's share
