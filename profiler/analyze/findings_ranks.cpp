@@ -51,7 +51,7 @@ std::vector<RankRow> rank_rows(const Report& r) {
     row.step += static_cast<double>(s.b.step), row.computing += static_cast<double>(s.b.computing);
     row.communication += static_cast<double>(s.b.communication);
     row.comm_exposed += static_cast<double>(s.b.comm_not_overlapped), row.preparing += static_cast<double>(s.b.preparing);
-    row.other_idle += static_cast<double>(s.b.free - s.b.preparing), row.bubble += static_cast<double>(s.bubble);
+    row.other_idle += static_cast<double>(s.b.free - s.b.preparing), row.bubble += static_cast<double>(s.bubble_not_overlapped);
   }
   std::vector<RankRow> out;
   for (auto& [device, row] : by_device) {

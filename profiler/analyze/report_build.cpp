@@ -292,7 +292,13 @@ void step_rows(const ProfileData& d, std::optional<int64_t> step, Report& r) {
     StepRow row{w.device, w.step, breakdown(it == d.overlap.end() ? kIdle : it->second, w.window), 0};
     if (auto on = recv.find(w.device); on != recv.end()) {
       auto first = std::lower_bound(on->second.begin(), on->second.end(), std::pair{w.window.start, int64_t{0}});
-      for (auto x = first; x != on->second.end() && x->first < w.window.end; ++x) row.bubble += x->second;
+      Intervals waits;
+      for (auto x = first; x != on->second.end() && x->first < w.window.end; ++x) {
+        row.bubble += x->second;
+        waits.push_back({x->first, x->first + x->second});
+      }
+      const Intervals& compute = it == d.overlap.end() ? kIdle.compute : it->second.compute;
+      row.bubble_not_overlapped = total(clip(subtract(union_of(std::move(waits)), compute), w.window));
     }
     r.steps.push_back(row);
   }

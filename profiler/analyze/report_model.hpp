@@ -107,6 +107,9 @@ struct StepRow {
   // Pipeline receives (hcom_receive) that started in the step: the time a stage waited for
   // its neighbour, msprof's "Bubble" (0 without pipeline parallelism), ns.
   int64_t bubble = 0;
+  // Of `bubble`, the part with no compute running on the device: a part of b.comm_not_overlapped
+  // (the raw receive time can overlap another stream's compute), ns.
+  int64_t bubble_not_overlapped = 0;
 };
 
 struct CommTypeRow {
@@ -176,7 +179,7 @@ struct RankRow {
   int rank = -1;  // -1 when the recording does not know it
   int steps = 0;
   double step = 0, computing = 0, communication = 0, comm_exposed = 0, preparing = 0, other_idle = 0;
-  double bubble = 0;  // of comm_exposed, its pipeline receives (StepRow::bubble)
+  double bubble = 0;  // of comm_exposed, its pipeline receives (StepRow::bubble_not_overlapped)
   double work() const { return step - comm_exposed; }
 };
 

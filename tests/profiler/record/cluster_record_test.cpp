@@ -287,6 +287,7 @@ TEST(ClusterRecord, APipelineAcrossHostsSendsOverHccsWithinAHostAndRoceBetweenTh
                                       "WHERE group_name LIKE 'pp%' ORDER BY 1")
                 .output,
             "0->1 HCCS\n1->0 HCCS\n1->2 RDMA\n2->1 RDMA\n");
+  expect_bubble_part_of_exposed(run_command(prof() + " report " + run.dir.str()).output);
   run.expect_invariants();
 }
 
