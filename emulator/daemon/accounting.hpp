@@ -18,7 +18,7 @@ struct DeviceAccount {
   int device = 0;
   double energy_start_j = 0, energy_j = 0;
   Nanos busy_start_core_ns = 0, busy_core_ns = 0;  // AI-core busy time, summed over cores
-  double util_max = 0;                             // sampled AI-core utilization, fraction
+  double util_max = 0;  // the highest utilization window (physics window_ns) within the job, fraction
   double temperature_max_c = 0;
   std::map<std::string, Nanos> throttled_ns;       // "thermal", "power_cap"
   uint64_t sbe_start = 0, dbe_start = 0, sbe = 0, dbe = 0;  // ECC errors during the job

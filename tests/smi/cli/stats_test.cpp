@@ -84,6 +84,27 @@ TEST(Stats, EnergyAgreesWithTheProfilesPowerSamples) {
   std::filesystem::remove_all(r.dir);
 }
 
+// A job shorter than the utilization window (100 ms): the windows reaching back before it held
+// idle time, and its maximum read below its average ("AI Core avg 98.4% max 3.9%"). The maximum
+// is the busiest window within the job, and the job itself is one.
+TEST(Stats, AShortJobsMaximumUtilizationIsAtLeastItsAverage) {
+  ScopedNode node("stats-short", "--speed 100");
+  for (int i = 0; i < 3; ++i) {  // the first after the node's start had a short window of its own
+    auto run = run_command(bin("workloads/npu-run") + " resnet50-train --devices 0 --steps 1 --node " + node.name());
+    ASSERT_EQ(run.exit_code, 0) << run.output;
+  }
+  json stats = json::parse(run_command("(" + bin("smi/npu-smi") + " stats --json --node-name " + node.name() + " 2>/dev/null)").output,
+                           nullptr, false);
+  ASSERT_TRUE(stats.is_object());
+  ASSERT_EQ(stats["jobs"].size(), 3u) << stats.dump();
+  for (const json& job : stats["jobs"]) {
+    ASSERT_LT(job["accounting"]["duration_s"].get<double>(), 0.1) << "shorter than one window: " << job.dump();
+    const json& dev = job["accounting"]["devices"][0];
+    EXPECT_GT(dev["aicore_util_avg_percent"].get<double>(), 50) << dev.dump();
+    EXPECT_GE(dev["aicore_util_max_percent"].get<double>(), dev["aicore_util_avg_percent"].get<double>()) << dev.dump();
+  }
+}
+
 TEST(Stats, PeakHbmIsExactlyTheProfilesAndABadJobIsOneLine) {
   ScopedNode node("stats-hbm");
   Recorded r = record_and_stat(node, std::string(NPUKIT_SOURCE_DIR) + "/workloads/diagnosis/clean.json", "lossless");
