@@ -217,6 +217,11 @@ int parse(CLI::App& app, Args& args, Commands& commands, int argc, const char* c
     std::fprintf(stderr, "npu-emud: set needs --power-limit or --ecc\n");
     return kExitUsage;
   }
+  // A name no node can have is a usage error in every command (status said "no node": exit 5).
+  if (Status s = telemetry::validate_node_name(args.options.node_name); !s.ok()) {
+    std::fprintf(stderr, "npu-emud: %s\n", s.message().c_str());
+    return kExitUsage;
+  }
   return kParsed;
 }
 

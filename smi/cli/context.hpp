@@ -35,8 +35,8 @@ inline constexpr int kExitHealthFail = 2;     // health: at least one FAIL (Alar
 inline constexpr int kExitHealthUnknown = 3;  // health: stale node or a device without data
 inline constexpr int kExitUsage = exit_code::kUsage;    // bad arguments to an extension option
 inline constexpr int kExitNoNode = exit_code::kNoNode;  // no node running (every command)
-inline constexpr int kExitBusError = exit_code::kNoAccess;  // foreign/incompatible segment, bad
-                                              // $NPU_NODE, or another user's node (private, or set refused)
+inline constexpr int kExitBusError = exit_code::kNoAccess;  // foreign/incompatible segment, or another
+                                              // user's node (private, or set refused)
 inline constexpr int kExitInterrupted = exit_code::kInterrupted;  // diag: SIGINT/SIGTERM during active tests
 
 struct Context {

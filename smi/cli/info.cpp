@@ -53,7 +53,9 @@ std::optional<Session> open_session(Context& ctx, int& exit_code) {
   auto client = ctx.open();
   if (!client.ok()) {
     *ctx.err << "npu-smi: " << client.status().message() << "\n";
-    exit_code = client.status().code() == Code::kUnavailable ? kExitNoNode : kExitBusError;
+    // A name no node can have (--node-name, $NPU_NODE) is usage, as in every npukit program.
+    Code code = client.status().code();
+    exit_code = code == Code::kUnavailable ? kExitNoNode : code == Code::kInvalidArgument ? kExitUsage : kExitBusError;
     return std::nullopt;
   }
   auto snap = (*client)->snapshot();

@@ -132,6 +132,12 @@ std::unique_ptr<JobBackend> open_backend(const Args& a, int& exit_code) {
     exit_code = kExitUsage;
     return nullptr;
   }
+  // A name no node can have is a usage error, as in every program (it read "no node": exit 5).
+  if (Status valid = telemetry::validate_node_name(a.node_name); !valid.ok()) {
+    std::fprintf(stderr, "npu-run: %s\n", valid.message().c_str());
+    exit_code = kExitUsage;
+    return nullptr;
+  }
   auto b = DaemonBackend::connect(a.node_name);
   if (b.ok()) return std::move(*b);
   bool denied = b.status().code() == Code::kPermissionDenied;

@@ -48,6 +48,27 @@ TEST(NodeFlag, SpecIsForInProcessNodesAndAMissingNameIsOneLine) {
   EXPECT_EQ(smi.output, "npu-smi: --node-name needs a node name\n");
 }
 
+// A node name no node can have is a usage error (4) with one line in every program, from the
+// flag or from $NPU_NODE (npu-smi said 6, npu-run and npu-emud status 5, the rest 4).
+TEST(NodeFlag, ANameNoNodeCanHaveIsUsageInEveryProgram) {
+  const std::string line = "invalid node name 'bad/name': use 1-48 characters of [A-Za-z0-9_.-]";
+  // NODE: where the flag goes (npu-prof's before the command it wraps).
+  for (const std::string& command : {bin("smi/npu-smi") + " info NODE", bin("smi/npu-smi") + " health NODE",
+                                     bin("workloads/npu-run") + " resnet50-train --steps 1 NODE", bin("emulator/npu-emud") + " status NODE",
+                                     bin("emulator/npu-emud") + " inject --device 0 --fault over-temperature NODE",
+                                     bin("smi/npu-top") + " --frames 1 NODE", bin("smi/npu-exporter") + " --listen 127.0.0.1:0 NODE",
+                                     bin("profiler/npu-prof") + " record -o /tmp/npukit-never NODE -- true"}) {
+    const std::size_t at = command.find("NODE");
+    for (const std::string& how : {"NPU_NODE=bad/name timeout 10 " + std::string(command).erase(at, 4),
+                                   "timeout 10 " + std::string(command).replace(at, 4, "--node-name bad/name")}) {
+      auto r = run_command(how);
+      EXPECT_EQ(r.exit_code, 4) << how << ": " << r.output;
+      EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << how << ": " << r.output;
+      EXPECT_NE(r.output.find(line), std::string::npos) << how << ": " << r.output;
+    }
+  }
+}
+
 TEST(Versions, NpuSmiReportsItsDriversVersionPerChipSpec) {
   for (auto [spec, version] : {std::pair{"8x910", "21.0.4"}, std::pair{"8x910B2", "23.0.2.1"}}) {
     ScopedNode node(std::string("ver-") + spec, std::string("--spec ") + spec);
