@@ -286,16 +286,21 @@ Status Node::reset_device(int device) {
   return Status::Ok();
 }
 
+Status Node::check_fault(const FaultEvent& f) const {
+  const bool link = f.peer != -2;  // -2: a device's fault (program.hpp)
+  NPUKIT_RETURN_IF_ERROR(link ? check_link(f.device, f.peer) : check_device(f.device));
+  if (link && f.action == FaultEvent::Action::kInject && !acts_on_link(f.kind)) {
+    return InvalidArgument(std::string("a link takes link-down, link-degraded or link-flapping, not ") + fault_name(f.kind));
+  }
+  if (f.at < 0) return InvalidArgument("fault time must be >= 0");
+  if (f.action == FaultEvent::Action::kPowerLimit) return check_power_limit(f.watts, devices_[f.device].spec(), f.device);
+  return Status::Ok();
+}
+
 Status Node::schedule_faults(const std::vector<FaultEvent>& timeline) {
-  for (const FaultEvent& f : timeline) {
-    const bool link = f.peer != -2;  // -2: a device's fault (program.hpp)
-    NPUKIT_RETURN_IF_ERROR(link ? check_link(f.device, f.peer) : check_device(f.device));
-    if (link && f.action == FaultEvent::Action::kInject && !acts_on_link(f.kind)) {
-      return InvalidArgument(std::string("a link takes link-down, link-degraded or link-flapping, not ") + fault_name(f.kind));
-    }
-    if (f.at < 0) return InvalidArgument("fault time must be >= 0");
-    if (f.action == FaultEvent::Action::kPowerLimit) {
-      NPUKIT_RETURN_IF_ERROR(check_power_limit(f.watts, devices_[f.device].spec(), f.device));
+  for (std::size_t i = 0; i < timeline.size(); ++i) {
+    if (Status s = check_fault(timeline[i]); !s.ok()) {  // names the entry: a job's timeline can be long
+      return Status(s.code(), "faults[" + std::to_string(i) + "]: " + std::string(s.message()));
     }
   }
   for (const FaultEvent& f : timeline) {

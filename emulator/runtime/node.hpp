@@ -129,6 +129,8 @@ class Node {
   Status clear_link_faults(int a, int b);
   Status reset_device(int device);
   Status schedule_faults(const std::vector<FaultEvent>& timeline);
+  // Whether an entry of a timeline can be carried out here (its device or link, fault, time, watts).
+  Status check_fault(const FaultEvent& f) const;
   // The faults in force, by device then injection time.
   std::vector<ActiveFault> active_faults() const;
   // A workload ended: its timeline's events not yet due are dropped, and the faults it injected

@@ -300,7 +300,7 @@ TEST(Faults, APowerLimitOnTheTimelineCapsTheDeviceAtItsTime) {
   node->scheduler().run_until(node->now() + 2'000'000);
   EXPECT_EQ(node->device(2).sensors().power_limit_w, 250);
   cap.watts = 1000;  // above the 910B2's 310 W TDP
-  EXPECT_EQ(node->schedule_faults({cap}).message(), "power limit 1000 W is out of range [132, 310] for device 2 (at its lowest clock, 800 MHz, the chip draws up to 132 W)");
+  EXPECT_EQ(node->schedule_faults({cap}).message(), "faults[0]: power limit 1000 W is out of range [132, 310] for device 2 (at its lowest clock, 800 MHz, the chip draws up to 132 W)");
 }
 
 TEST(Faults, AJobsTimelineFaultsEndWithTheJobExceptPersistentOnes) {
@@ -354,7 +354,7 @@ TEST(Faults, ATimelinesLinkFaultEndsWithItsJob) {
   EXPECT_EQ(node->device(5).health_state(), Health::kOk);
   EXPECT_TRUE(node->active_faults().empty());
   EXPECT_EQ(node->schedule_faults({{.at = t0, .device = 2, .kind = FaultKind::kEccStorm, .peer = 5}}).message(),
-            "a link takes link-down, link-degraded or link-flapping, not ecc-storm");
+            "faults[0]: a link takes link-down, link-degraded or link-flapping, not ecc-storm");
 }
 
 TEST(Faults, TheWorstAlarmWins) {
