@@ -68,7 +68,7 @@ Result<std::vector<Row>> load_matrix(const std::string& dir, const std::vector<s
     }
     if (only.empty() || std::find(only.begin(), only.end(), r.name) != only.end()) rows.push_back(std::move(r));
   }
-  if (rows.empty()) return InvalidArgument(file + ": no scenario to run");
+  if (rows.empty() && only.empty()) return InvalidArgument(file + ": no scenario to run");
   return rows;
 }
 
@@ -138,6 +138,13 @@ int run_selftest(const SelftestArgs& args) {
   std::string dir = matrix_dir(args.dir);
   auto rows = load_matrix(dir, args.only);
   if (!rows.ok()) return std::fprintf(stderr, "npu-prof: %s\n", rows.status().message().c_str()), kExitBadInput;
+  for (const std::string& name : args.only) {  // a misspelt name was skipped in silence
+    auto named = [&](const Row& r) { return r.name == name; };
+    if (std::none_of(rows->begin(), rows->end(), named)) {
+      std::fprintf(stderr, "npu-prof: selftest --only: no scenario '%s' in %s/matrix.json\n", name.c_str(), dir.c_str());
+      return kExitUsage;
+    }
+  }
   fs::path tmp = fs::temp_directory_path() / ("npuprof-selftest-" + std::to_string(getpid()));
   fs::create_directories(tmp);
   std::map<std::string, Run> runs;

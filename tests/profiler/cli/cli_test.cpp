@@ -178,6 +178,13 @@ TEST(Cli, BadArgumentsAreUsageErrors) {
   auto bad_node = run_command(prof() + " record -o /tmp/x --node-name 'a/b' -- true");
   EXPECT_EQ(bad_node.exit_code, 4);
   expect_one_line(bad_node, "invalid node name 'a/b'");
+  // A misspelt scenario is named, before anything runs (it was skipped in silence, or with no
+  // name left "no scenario to run", exit 3).
+  for (const char* only : {"loader,nosuch", "nosuch"}) {
+    auto bad_only = run_command(prof() + " selftest --only " + only);
+    EXPECT_EQ(bad_only.exit_code, 4) << only << ": " << bad_only.output;
+    expect_one_line(bad_only, "selftest --only: no scenario 'nosuch' in ");
+  }
   EXPECT_EQ(run_command(prof() + " --help").exit_code, 0);
 }
 
