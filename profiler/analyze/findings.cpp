@@ -29,12 +29,23 @@ constexpr double kHbmNearCapacityShare = 0.90; // peak HBM in use, share of the 
 // Each costed rule records what it measured in `measured` (ns per step) before its threshold.
 
 // A slow host's ranks wait for their input because the host is slow (slow_host, one root cause):
-// measured on the other hosts' ranks then.
-void starvation(const Report& r, const HostVerdict& slow, std::vector<Finding>& out, Measured& measured) {
+// measured on the other hosts' ranks then. The host's device malloc/free calls and online compiles
+// before a step's first task are allocator_cost's and shape_recompilation's: a direct allocator's
+// step-start allocations were both findings at once (200% of the change in a diff).
+void starvation(const ProfileData& d, const Report& r, const HostVerdict& slow, std::vector<Finding>& out, Measured& measured) {
+  std::map<std::pair<int, int64_t>, Interval> windows;  // (device, step) -> its window
+  for (const StepWindow& w : d.steps) windows[{w.device, w.step}] = w.window;
+  const std::map<int, Intervals> host_work = allocator_and_compile_spans(d);
   double step = 0, lead = 0, idle = 0, n = 0;
   for (const StepRow& s : r.steps) {
     if (slow.is_slow(r.header.host_of(s.device))) continue;
-    step += static_cast<double>(s.b.step), lead += static_cast<double>(s.b.preparing), idle += static_cast<double>(s.b.free);
+    double waiting = static_cast<double>(s.b.preparing);
+    auto w = windows.find({s.device, s.step});
+    auto h = host_work.find(s.device);
+    if (w != windows.end() && h != host_work.end()) {
+      waiting -= static_cast<double>(total(clip(h->second, {w->second.start, w->second.start + s.b.preparing})));
+    }
+    step += static_cast<double>(s.b.step), lead += waiting, idle += static_cast<double>(s.b.free);
     n += 1;
   }
   if (n == 0) return;
@@ -314,7 +325,7 @@ double latency_hops(const std::string& op, const std::string& algorithm, int ran
 void add_findings(const ProfileData& data, Report& r) {
   recording_quality(r, r.findings);
   const HostVerdict slow_host_of_run = slow_host_verdict(r);  // read by three rules
-  starvation(r, slow_host_of_run, r.findings, r.measured_cost_ns_per_step);
+  starvation(data, r, slow_host_of_run, r.findings, r.measured_cost_ns_per_step);
   slow_link(data, r, r.findings, r.measured_cost_ns_per_step);
   pipeline_bubble(data, r, r.findings, r.measured_cost_ns_per_step);
   exposed_communication(r, r.findings, r.measured_cost_ns_per_step);

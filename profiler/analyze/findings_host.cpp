@@ -25,10 +25,7 @@ struct Gaps {
 
 // Per device: the idle gaps after each step's first task, without the host's malloc/free time.
 std::map<int, Gaps> step_gaps(const ProfileData& d) {
-  std::map<int, Intervals> alloc;
-  for (const ProfileData::AllocCall& c : d.alloc_calls) alloc[c.device].push_back({c.ts, c.ts + c.host_ns});
-  for (auto& [device, spans] : compile_spans(d)) alloc[device].insert(alloc[device].end(), spans.begin(), spans.end());
-  for (auto& [device, list] : alloc) list = union_of(std::move(list));
+  const std::map<int, Intervals> alloc = allocator_and_compile_spans(d);
   std::map<int, Gaps> out;
   for (const StepWindow& w : d.steps) {
     auto ov = d.overlap.find(w.device);
@@ -60,6 +57,14 @@ const std::pair<const int, Gaps>* worst(const std::map<int, Gaps>& gaps, double 
 }
 
 }  // namespace
+
+std::map<int, Intervals> allocator_and_compile_spans(const ProfileData& d) {
+  std::map<int, Intervals> out;
+  for (const ProfileData::AllocCall& c : d.alloc_calls) out[c.device].push_back({c.ts, c.ts + c.host_ns});
+  for (auto& [device, spans] : compile_spans(d)) out[device].insert(out[device].end(), spans.begin(), spans.end());
+  for (auto& [device, list] : out) list = union_of(std::move(list));
+  return out;
+}
 
 void host_gaps(const ProfileData& d, std::vector<Finding>& out, Measured& measured) {
   auto gaps = step_gaps(d);

@@ -52,5 +52,8 @@ void hbm_fragmentation(const ProfileData& d, std::vector<Finding>& out, Measured
 std::map<int, std::vector<HostSpan>> cache_flushes(const ProfileData& d);
 // Per device, the host's online compiles (EMU_EVENT op_compile), merged (findings_stalls.cpp).
 std::map<int, Intervals> compile_spans(const ProfileData& d);
+// Per device, the host's device malloc/free calls and online compiles, merged: idle device time
+// under them is allocator_cost's and shape_recompilation's, not another rule's (findings_host.cpp).
+std::map<int, Intervals> allocator_and_compile_spans(const ProfileData& d);
 
 }  // namespace npukit::prof

@@ -6,8 +6,9 @@ namespace {
 
 constexpr RuleDef kRules[] = {
     {"data_loader_starvation", "step windows and the device's busy intervals (OVERLAP_ANALYSIS)",
-     "the idle time before each step's first task is >= 15% of the step",
-     "the average idle time before the step's first task", Severity::kWarning,
+     "the idle time before each step's first task, less the host's device malloc/free calls and online compiles "
+     "in it (allocator_cost's and shape_recompilation's), is >= 15% of the step",
+     "the average of that idle time", Severity::kWarning,
      "feed the device faster: more loader workers, prefetching, pinned host memory"},
     {"unoverlapped_communication", "collective tasks against compute tasks per device (OVERLAP_ANALYSIS)",
      "communication with no compute running is >= 10% of the step",

@@ -125,7 +125,7 @@ std::string render_findings_diff(const DiffReport& d) {
   if (std::fabs(step) > 0.01 * a_step && step != 0) {
     const double share = explained / step;
     out += " (" + fixed(100.0 * share, 0) + "% of the change" +
-           (share < 1 ? "; look for the rest in the ops and collectives tables above)" : ")");
+           (share < 0.995 ? "; look for the rest in the ops and collectives tables above)" : ")");  // "100%" has no rest
   } else {
     out += " (the step did not change beyond 1%)";
   }
