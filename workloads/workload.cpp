@@ -312,6 +312,7 @@ std::vector<std::string> builtin_names() {
     if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
   }
   std::sort(names.begin(), names.end());
+  names.insert(names.end(), std::begin(kInProcessBuiltins), std::end(kInProcessBuiltins));
   return names;
 }
 

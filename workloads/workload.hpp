@@ -115,8 +115,11 @@ Result<Workload> parse_workload(const nlohmann::json& doc, const std::string& fi
 Result<Workload> load_workload_file(const std::string& path);
 // A built-in by name (workloads/builtin/<name>.json) or a path to a file.
 Result<Workload> load_workload(const std::string& name_or_path);
-// The built-in names, sorted.
+// The built-in names: the workload files, sorted, then the programs npu-run builds in code
+// (kInProcessBuiltins).
 std::vector<std::string> builtin_names();
+// Built-ins that are programs, not files: npu-run runs them on a node inside itself.
+inline constexpr const char* kInProcessBuiltins[] = {"mlp-train"};
 std::string builtin_dir();  // $NPUKIT_WORKLOAD_DIR or the source tree's workloads/builtin
 
 }  // namespace npukit::work

@@ -1,5 +1,6 @@
 #include "smi/top/app.hpp"
 
+#include <cstdio>
 #include <langinfo.h>
 #include <unistd.h>
 
@@ -67,7 +68,9 @@ Result<std::pair<int, int>> parse_size(std::string_view text) {
 
 Status validate(const Options& o) {
   if (!(o.interval_s >= kMinInterval && o.interval_s <= kMaxInterval)) {
-    return InvalidArgument("--interval " + std::to_string(o.interval_s) + ": use 0.05 to 3600 seconds");
+    char given[32];  // as given: 0, 1e+300, nan (std::to_string printed 0.000000)
+    std::snprintf(given, sizeof given, "%g", o.interval_s);
+    return InvalidArgument(std::string("--interval ") + given + ": use 0.05 to 3600 seconds");
   }
   if (o.frames < 0) return InvalidArgument("--frames must be positive");
   if (!o.record.empty() && o.frames == 0) return InvalidArgument("--record needs --frames N (headless mode)");

@@ -200,10 +200,7 @@ cli::Program program() {
   return {cli::describe(app), manual(), [](const std::string& kind, const std::vector<std::string>&) {
             std::vector<std::string> out;
             if (kind == "SPEC") out = emu::catalog_node_names();
-            if (kind == "WORKLOAD") {
-              out = builtin_names();
-              out.push_back("mlp-train");
-            }
+            if (kind == "WORKLOAD") out = builtin_names();
             return out;
           }};
 }
@@ -220,7 +217,6 @@ int parse(CLI::App& app, Args& a, int argc, const char* const* argv) {
   }
   if (a.list || a.name.empty()) {
     for (const auto& n : builtin_names()) std::printf("%s\n", n.c_str());
-    std::printf("mlp-train\n");
     return a.list ? 0 : kExitUsage;
   }
   if (refuse_in_process_under_recorder(a)) return kExitUsage;

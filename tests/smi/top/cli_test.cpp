@@ -23,7 +23,7 @@ TEST(TopCli, BadUsageExits4WithOneClearLine) {
       {"--frames 1 --size 10", "invalid size '10': use WxH"},
       {"--frames 1 --size 0x24", "invalid size '0x24'"},
       {"--size 80x24", "--size is for headless mode: add --frames N"},
-      {"--frames 1 --interval 0", "--interval 0.000000: use 0.05 to 3600 seconds"},
+      {"--frames 1 --interval 0", "--interval 0: use 0.05 to 3600 seconds"},
       {"--frames 0", "--frames"},
       {"--record /tmp/x.json", "--record needs --frames N"},
       {"--frames 1 --window 7", "--window 7: use 30, 60, 300, 900 or 3600"},
