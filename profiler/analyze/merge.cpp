@@ -143,11 +143,13 @@ void to_cluster_ids(ProfileData& p, int base, int64_t link_base) {
 }
 
 // Parts recorded from more than one bus (the hosts of a cluster) take cluster-wide device ids
-// and name their host.
+// and name their host; so do the ranks of one host read alone (--rank), whose recording says it
+// was one of several (EMU_RUN cluster_hosts: a report of rank 11 named "device 3" of "8x910B2").
 void place_hosts(std::vector<ProfileData>& parts, ProfileData& out) {
   std::set<std::string> nodes;
-  for (const ProfileData& p : parts) nodes.insert(p.run_value("node"));
-  if (nodes.size() < 2) return;
+  bool cluster = false;
+  for (const ProfileData& p : parts) nodes.insert(p.run_value("node")), cluster = cluster || !p.run_value("cluster_hosts").empty();
+  if (nodes.size() < 2 && !cluster) return;
   std::map<std::string, int64_t> link_base;  // per host: its links' offset
   int64_t next_link = 0;
   for (ProfileData& p : parts) {
@@ -223,7 +225,12 @@ void add_bus_counts(std::map<std::string, std::string>& into, const std::map<std
 }  // namespace
 
 ProfileData merge_ranks(std::vector<ProfileData> parts, std::string path) {
-  if (parts.size() == 1) return std::move(parts.front());
+  if (parts.size() == 1) {  // one rank: nothing to merge, but a cluster host's still names its host
+    ProfileData hosts;
+    place_hosts(parts, hosts);
+    parts.front().device_hosts = std::move(hosts.device_hosts);
+    return std::move(parts.front());
+  }
   ProfileData out;
   out.db_path = std::move(path);
   out.ranks = static_cast<int>(parts.size());

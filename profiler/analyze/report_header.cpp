@@ -82,8 +82,9 @@ std::vector<std::string> ReportHeader::hosts() const {
 }
 
 std::string ReportHeader::node_label() const {
-  std::size_t n = hosts().size();
-  return n < 2 ? node_spec : std::to_string(n) + " hosts of " + node_spec;
+  std::vector<std::string> h = hosts();
+  if (h.size() == 1) return h.front() + ", a host of " + node_spec;  // one host's ranks of a cluster
+  return h.empty() ? node_spec : std::to_string(h.size()) + " hosts of " + node_spec;
 }
 
 std::string ReportHeader::recording_state() const {

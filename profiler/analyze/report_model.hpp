@@ -36,7 +36,8 @@ struct ReportHeader {
   std::string rank_label(int device) const;
   std::string host_of(int device) const;  // "" unless recorded on several hosts
   std::vector<std::string> hosts() const;
-  // "8x910B2", or for several hosts "2 hosts of 8x910B2".
+  // "8x910B2", for several hosts "2 hosts of 8x910B2", for one host's ranks of a cluster
+  // "c-1, a host of 8x910B2".
   std::string node_label() const;  // in device order, each once
   std::string size_label() const;  // what the recording covers: "16 ranks", "8 devices", "1 device"
   std::string schema_version, producer;

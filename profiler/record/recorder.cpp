@@ -118,6 +118,8 @@ Status Recording::describe_run(Source& src, const tf::Snapshot& s) {
   auto speed = s.node_field(tf::fid::kNodeSpeedRatio).number();
   NPUKIT_RETURN_IF_ERROR(set("node", src.node));
   NPUKIT_RETURN_IF_ERROR(set("device_base", std::to_string(s.node().device_base)));
+  // One host of a cluster: a report of its ranks alone still names them by host (analyze/merge.cpp).
+  if (sources_.size() > 1) NPUKIT_RETURN_IF_ERROR(set("cluster_hosts", std::to_string(sources_.size())));
   NPUKIT_RETURN_IF_ERROR(set("node_spec", s.node().node_spec));
   NPUKIT_RETURN_IF_ERROR(set("topology", s.node().topology));
   if (s.node().inter_group_bytes_per_s > 0) {  // the link between HCCS groups (not among EMU_LINK's)

@@ -296,6 +296,11 @@ TEST(ClusterRecord, OneRankOfTheCollectionReadsAlone) {
   auto r = run_command(prof() + " report " + run.dir.str() + " --rank 9 --section steps");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("Step breakdown"), std::string::npos) << r.output;
+  // Alone, it still names its host (it read "Node: 8x910B2, 1 device" and "host-slow on rank 9 (device 1)").
+  const std::string host = run.node.name() + "-1";
+  auto summary = run_command(prof() + " report " + run.dir.str() + " --rank 9");
+  EXPECT_NE(summary.output.find("Node:      " + host + ", a host of 8x910B2 ("), std::string::npos) << summary.output;
+  EXPECT_NE(summary.output.find("host-slow on " + host + " (1 NPU recorded)"), std::string::npos) << summary.output;
 }
 
 }  // namespace
