@@ -190,6 +190,26 @@ TEST(SlowHostFinding, OneSlowNpuOfAHostIsASlowRankNotASlowHost) {
   EXPECT_FALSE(slow_host_verdict(single).slow);
 }
 
+// A rank's row is its steps after the first (the warm-up), as npu-run's step time and the matrix's
+// truth are: a slow host whose first input took twice as long read 12.45 ms for a true 10.0.
+TEST(Ranks, RowsLeaveOutTheWarmUpStepWhenLaterStepsAreRecorded) {
+  Report r;
+  for (int64_t step : {1, 2, 3}) {
+    StepRow row{0, step, {}, 0};
+    row.b.step = step == 1 ? 30'000'000 : 10'000'000, row.b.computing = row.b.step;
+    r.steps.push_back(row);
+  }
+  StepRow alone{1, 1, {}, 0};  // a device with one step keeps it
+  alone.b.step = alone.b.computing = 20'000'000;
+  r.steps.push_back(alone);
+  std::vector<RankRow> rows = rank_rows(r);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].steps, 2);
+  EXPECT_DOUBLE_EQ(rows[0].step, 10e6);
+  EXPECT_EQ(rows[1].steps, 1);
+  EXPECT_DOUBLE_EQ(rows[1].step, 20e6);
+}
+
 // The header's fault line: a fault on one NPU of a host with one recorded rank is that rank's
 // (it read "aicore-degraded on c-1 (all 1 NPUs)", a host-wide fault); a host's own fault is the host's.
 TEST(FaultWhere, OneRecordedNpuOfAHostIsAllOfItOnlyForAFaultOfTheHost) {
