@@ -295,6 +295,87 @@ double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& s
   return worst;
 }
 
+// A pipeline's transfers from one stage to the next (Send/Receive, both ends recorded). Of the two
+// ends the later to arrive waits for nobody, so over a run's micro-batches the shortest of its
+// Sends and its peer's Receives is the transfer's own time; it is judged against the line between
+// the two devices: their HCCS link, or across hosts their RoCE ports.
+struct PointToPoint {
+  int from = -1, to = -1;  // devices
+  int64_t group = -1, bytes = 0, shortest_ns = INT64_MAX;
+  int sends = 0;           // transfers over the recording (the sender's Sends)
+  double rate = 0, latency_ns = 0;
+  bool roce = false;
+  double achieved_share() const {
+    double seconds = (static_cast<double>(shortest_ns) - latency_ns) / 1e9;
+    return seconds > 0 && rate > 0 ? static_cast<double>(bytes) / seconds / rate : 1;
+  }
+  // What each transfer takes beyond a healthy link's time for its bytes, ns.
+  double excess_ns() const {
+    return std::max(0.0, static_cast<double>(shortest_ns) - latency_ns - static_cast<double>(bytes) / (kHealthyShare * rate) * 1e9);
+  }
+};
+
+std::vector<PointToPoint> point_to_point_links(const ProfileData& d) {
+  std::map<std::pair<int64_t, int>, int> device_of;  // (group, rank in it) -> device
+  for (const CollectiveRecord& c : d.collectives) {
+    if (c.src_rank < 0) continue;
+    device_of[{c.group, is_receive(d.str(c.op_type)) ? c.dst_rank : c.src_rank}] = c.device;
+  }
+  std::map<std::pair<int, int>, PointToPoint> links;
+  for (const CollectiveRecord& c : d.collectives) {
+    if (c.src_rank < 0) continue;
+    auto from = device_of.find({c.group, c.src_rank}), to = device_of.find({c.group, c.dst_rank});
+    if (from == device_of.end() || to == device_of.end()) continue;  // the other end was not recorded
+    PointToPoint& l = links[{from->second, to->second}];
+    l.from = from->second, l.to = to->second, l.group = c.group, l.bytes = std::max(l.bytes, c.bytes);
+    l.shortest_ns = std::min(l.shortest_ns, c.end - c.start);
+    l.sends += !is_receive(d.str(c.op_type));
+  }
+  std::vector<PointToPoint> out;
+  for (auto& [pair, l] : links) {
+    if (l.bytes < kLargeBytes || l.sends == 0) continue;
+    const std::set<int> ends{l.from, l.to};
+    const std::string a = host_of(d, l.from), b = host_of(d, l.to);
+    l.roce = !a.empty() && !b.empty() && a != b;
+    if (l.roce) {
+      RoceRate roce = member_roce_rate(d, ends);
+      l.rate = roce.rate, l.latency_ns = 2 * roce.latency_ns;  // out of one port and into the other
+    } else {
+      MemberRate m = member_line_rate(d, ends);
+      l.rate = m.rate, l.latency_ns = m.latency_ns;
+    }
+    if (l.rate > 0) out.push_back(l);
+  }
+  return out;
+}
+
+// Per step, what the slow pipeline links add to the step: at each boundary between two stages, a
+// micro-batch's activations cross it one way and its gradients the other, and under 1F1B one of
+// the two lies on the step's critical path while the other overlaps the stage's compute, so a
+// boundary costs its costlier direction's excess (measured: a RoCE port at a quarter of its rate
+// between stages 1 and 2 of pipeline-train, 17.2 ms estimated against 17.9 true; both directions
+// summed read 34.3).
+double point_to_point_cost(const ProfileData& d, const std::vector<PointToPoint>& slow) {
+  std::map<int, int> steps;
+  for (const StepWindow& w : d.steps) ++steps[w.device];
+  std::map<std::pair<int, int>, double> boundary;  // (lower device, higher) -> its costlier direction
+  for (const PointToPoint& l : slow) {
+    double& worst = boundary[{std::min(l.from, l.to), std::max(l.from, l.to)}];
+    worst = std::max(worst, l.sends * l.excess_ns() / std::max(1, steps[l.from]));
+  }
+  double cost = 0;
+  for (const auto& [ends, c] : boundary) cost += c;
+  return cost;
+}
+
+std::vector<PointToPoint> slow_point_to_point(const ProfileData& d) {
+  std::vector<PointToPoint> slow;
+  for (const PointToPoint& l : point_to_point_links(d)) {
+    if (l.achieved_share() < kSlowShare) slow.push_back(l);
+  }
+  return slow;
+}
+
 std::string device_list(const std::set<int>& devices) {
   std::string out;
   for (int dev : devices) out += (out.empty() ? "" : ", ") + std::to_string(dev);
@@ -336,14 +417,16 @@ std::string suspect(const std::map<int64_t, GroupLinks>& slow) {
 
 void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
   auto groups = group_links(d, instances(d));
-  if (groups.empty()) return;
   std::map<int64_t, GroupLinks> slow;
   for (const auto& [group, g] : groups) {
     if (g.achieved_share < kSlowShare) slow.emplace(group, g);
   }
-  double cost = slow.empty() ? 0 : exposed_cost(d, slow);
-  measured["slow_link"] = cost;
-  if (slow.empty()) return;
+  // A pipeline's stage-to-stage transfers too (a degraded port between two stages was left to
+  // pipeline_bubble, whose advice is more micro-batches).
+  const std::vector<PointToPoint> slow_p2p = slow_point_to_point(d);
+  double cost = (slow.empty() ? 0 : exposed_cost(d, slow)) + point_to_point_cost(d, slow_p2p);
+  if (!groups.empty() || !slow_p2p.empty()) measured["slow_link"] = cost;
+  if (slow.empty() && slow_p2p.empty()) return;
   std::string list;
   Finding f{"slow_link", "", {}};
   for (const auto& [group, g] : slow) {
@@ -355,9 +438,26 @@ void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out,
     f.numbers.push_back({name + " busbw_GBps", g.busbw / 1e9});
     f.numbers.push_back({name + " percent_of_line_rate", 100 * g.achieved_share});
   }
-  f.text = "Slow link: " + list + "; healthy links reach about " + pct(kHealthyShare) + ". The suspect is " +
-           suspect(slow) + (cost > 0 ? ". The slowness costs " + ms(cost) + " per step of communication with nothing else running."
-                             : ". It costs no step time in this run: the communication stays hidden behind compute and other communicators' collectives.");
+  for (const PointToPoint& l : slow_p2p) {
+    std::string name = d.str(l.group) + " " + std::to_string(l.from) + "->" + std::to_string(l.to);
+    double gbps = static_cast<double>(l.bytes) / ((static_cast<double>(l.shortest_ns) - l.latency_ns) / 1e9) / 1e9;
+    list += (list.empty() ? "" : "; ") + d.str(l.group) + " sends from " + r.header.rank_label(l.from) + " to " +
+            r.header.rank_label(l.to) + " at " + fmt("%.1f GB/s", gbps) + ", " + pct(l.achieved_share()) + " of " +
+            (l.roce ? "their RoCE ports' " : "their link's ") + fmt("%.0f GB/s", l.rate / 1e9);
+    f.numbers.push_back({name + " GBps", gbps});
+    f.numbers.push_back({name + " percent_of_line_rate", 100 * l.achieved_share()});
+  }
+  std::string suspects = slow.empty() ? "" : suspect(slow);
+  for (const PointToPoint& l : slow_p2p) {  // a boundary once, whichever way
+    const int a = std::min(l.from, l.to), b = std::max(l.from, l.to);
+    std::string one = l.roce ? "the RoCE port of " + r.header.rank_label(a) + " or of " + r.header.rank_label(b) +
+                                   " (or the switch between them)"
+                             : "the link between " + r.header.rank_label(a) + " and " + r.header.rank_label(b);
+    if (suspects.find(one) == std::string::npos) suspects += (suspects.empty() ? "" : "; ") + one;
+  }
+  f.text = "Slow link: " + list + "; healthy links reach about " + pct(kHealthyShare) + ". The suspect is " + suspects +
+           (cost > 0 ? ". The slowness costs " + ms(cost) + " per step of communication with nothing else running."
+                     : ". It costs no step time in this run: the communication stays hidden behind compute and other communicators' collectives.");
   f.numbers.insert(f.numbers.begin(), {"cost_ms_per_step", cost / 1e6});
   double step = 0;
   for (const RankRow& row : r.ranks) step = std::max(step, row.step);

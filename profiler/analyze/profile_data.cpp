@@ -176,9 +176,27 @@ Status load_tasks(Db& db, ProfileData& p) {
   return load_flops(db, p);
 }
 
-Status load_collectives(Db& db, ProfileData& p) {
+// opId -> (srcRank, dstRank) of each Send and Receive: its one task info row (a pipeline's
+// transfers, judged by slow_link between their two ends).
+Result<std::unordered_map<int64_t, std::pair<int32_t, int32_t>>> point_to_point_ends(Db& db) {
+  std::unordered_map<int64_t, std::pair<int32_t, int32_t>> out;
+  auto known = db.has_column("COMMUNICATION_TASK_INFO", "srcRank");  // older profiles may lack the table
+  if (!known.ok()) return known.status();
+  if (!*known) return out;
   auto q = db.prepare(
-      "SELECT deviceId, opName, opType, startNs, endNs, count, groupName, rankSize, dataType, algType "
+      "SELECT t.opId, t.srcRank, t.dstRank FROM COMMUNICATION_TASK_INFO t JOIN COMMUNICATION_OP o ON o.opId = t.opId "
+      "JOIN STRING_IDS s ON s.id = o.opType WHERE s.value IN ('hcom_send_', 'hcom_receive_')");
+  if (!q.ok()) return q.status();
+  while (q->next()) out[q->i64(0)] = {static_cast<int32_t>(q->i64(1)), static_cast<int32_t>(q->i64(2))};
+  NPUKIT_RETURN_IF_ERROR(q->status());
+  return out;
+}
+
+Status load_collectives(Db& db, ProfileData& p) {
+  auto ends = point_to_point_ends(db);
+  if (!ends.ok()) return ends.status();
+  auto q = db.prepare(
+      "SELECT deviceId, opName, opType, startNs, endNs, count, groupName, rankSize, dataType, algType, opId "
       "FROM COMMUNICATION_OP ORDER BY opId");
   if (!q.ok()) return q.status();
   std::unordered_map<int64_t, std::vector<int>> devices;  // opName -> devices
@@ -196,6 +214,7 @@ Status load_collectives(Db& db, ProfileData& p) {
     int size = telemetry::hccl_dtype_size(static_cast<int>(c.data_type));
     c.count = q->i64(5);
     c.bytes = size > 0 ? c.count * size : c.count;  // without a data type, count holds bytes
+    if (auto e = ends->find(q->i64(10)); e != ends->end()) c.src_rank = e->second.first, c.dst_rank = e->second.second;
     devices[c.op_name].push_back(c.device);
     p.collectives.push_back(c);
   }

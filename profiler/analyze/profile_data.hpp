@@ -58,6 +58,9 @@ struct CollectiveRecord {
   int64_t data_type = 65534;  // ENUM_HCCL_DATA_TYPE
   int64_t bytes = 0;    // per rank
   int ranks = 1;        // rankSize: the communicator's size
+  // A Send or Receive: its transfer's ends, ranks in the communicator (its one
+  // COMMUNICATION_TASK_INFO row; -1 otherwise, and in recordings from before peers were known).
+  int32_t src_rank = -1, dst_rank = -1;
 };
 
 struct MemorySample {

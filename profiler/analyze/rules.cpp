@@ -91,11 +91,15 @@ constexpr RuleDef kRules[] = {
      "rate; mesh counts n-1 links per rank; a switched node (each device's port into the switch, as the A100's "
      "NVSwitch) against its slowest port; a PCIe-only node (4x310P3) against its members' PCIe links, through the host; members in two HCCS groups of a host (the first-generation 910's two "
      "4-NPU meshes) against the slower of HCCS and the host link between the groups; an AllReduce across hosts against HCCL's hierarchical one over HCCS "
-     "within each host and RoCE ports between them); healthy links reach about 80%",
+     "within each host and RoCE ports between them); healthy links reach about 80%; a pipeline's transfers from "
+     "one stage to the next (Send/Receive of >= 1 MiB, COMMUNICATION_TASK_INFO srcRank/dstRank) whose shortest, "
+     "the later of the two ends waiting for nobody, moves its bytes at < 40% of the line between the two devices "
+     "(their HCCS link, or across hosts their RoCE ports)",
      "per step, on the device that loses most: how much less of the slow communicators' time would have nothing "
      "beside it (no compute, no collective of a communicator that is not slow: the step waits for that one anyway) "
      "if each took only its latencies and its bytes at 80% of line rate (replayed in order: a queued collective "
-     "moves up)",
+     "moves up); plus, per boundary between two stages, its costlier direction's transfers' time beyond 80% of "
+     "line rate (under 1F1B one direction of each micro-batch lies on the step's critical path)",
      Severity::kWarning,
      "check the named links: npu-smi info -t topo and the link counters, npu-smi diag's bandwidth test, "
      "reseat or replace the part; route the communicator over other links meanwhile"},
