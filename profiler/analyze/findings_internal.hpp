@@ -31,7 +31,7 @@ void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out
 void host_gaps(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_host.cpp
 void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_fusion.cpp
 void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_comm.cpp
-void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_comm.cpp
+void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_pipeline.cpp
 // Host work that holds back the launches (an online compile, an allocator's cache flush): on each
 // device, in the steps after the first (the warm-up), the time the device sat idle during it.
 struct HostSpan {

@@ -176,28 +176,24 @@ Status load_tasks(Db& db, ProfileData& p) {
   return load_flops(db, p);
 }
 
-// opId -> (srcRank, dstRank) of each Send and Receive: its one task info row (a pipeline's
-// transfers, judged by slow_link between their two ends).
+// opId -> (srcRank, dstRank) of each Send and Receive: its one task info row (slow_link's pipelines).
 Result<std::unordered_map<int64_t, std::pair<int32_t, int32_t>>> point_to_point_ends(Db& db) {
   std::unordered_map<int64_t, std::pair<int32_t, int32_t>> out;
   auto known = db.has_column("COMMUNICATION_TASK_INFO", "srcRank");  // older profiles may lack the table
-  if (!known.ok()) return known.status();
-  if (!*known) return out;
+  if (!known.ok() || !*known) return known.ok() ? Result<decltype(out)>(out) : known.status();
   auto q = db.prepare(
       "SELECT t.opId, t.srcRank, t.dstRank FROM COMMUNICATION_TASK_INFO t JOIN COMMUNICATION_OP o ON o.opId = t.opId "
       "JOIN STRING_IDS s ON s.id = o.opType WHERE s.value IN ('hcom_send_', 'hcom_receive_')");
   if (!q.ok()) return q.status();
   while (q->next()) out[q->i64(0)] = {static_cast<int32_t>(q->i64(1)), static_cast<int32_t>(q->i64(2))};
-  NPUKIT_RETURN_IF_ERROR(q->status());
-  return out;
+  return q->status().ok() ? Result<decltype(out)>(std::move(out)) : q->status();
 }
 
 Status load_collectives(Db& db, ProfileData& p) {
   auto ends = point_to_point_ends(db);
-  if (!ends.ok()) return ends.status();
-  auto q = db.prepare(
+  auto q = ends.ok() ? db.prepare(
       "SELECT deviceId, opName, opType, startNs, endNs, count, groupName, rankSize, dataType, algType, opId "
-      "FROM COMMUNICATION_OP ORDER BY opId");
+      "FROM COMMUNICATION_OP ORDER BY opId") : ends.status();
   if (!q.ok()) return q.status();
   std::unordered_map<int64_t, std::vector<int>> devices;  // opName -> devices
   while (q->next()) {
