@@ -331,7 +331,8 @@ json Daemon::device_or_link_request(const tf::Request& request, const Face& face
   // set
   if (body.contains("power_limit_w")) {
     if (!body["power_limit_w"].is_number()) return tf::error_reply("power_limit_w must be a number", "invalid_argument");
-    return status_reply(node_->set_power_limit(*d, body["power_limit_w"].get<double>()));
+    // A host's message names the device as the host numbers it (it said "device 10" on c-1).
+    return status_reply(node_->set_power_limit(*d, body["power_limit_w"].get<double>(), *d - view.first));
   }
   if (body.contains("ecc_enable")) {
     if (!body["ecc_enable"].is_boolean()) return tf::error_reply("ecc_enable must be true or false", "invalid_argument");

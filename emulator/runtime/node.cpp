@@ -354,9 +354,9 @@ void Node::end_faults_of(const std::string& source) {
   std::erase_if(power_limits_, [&](const PowerLimitSet& p) { return p.source == source; });
 }
 
-Status Node::set_power_limit(int device, double watts) {
+Status Node::set_power_limit(int device, double watts, int shown_as) {
   NPUKIT_RETURN_IF_ERROR(check_device(device));
-  NPUKIT_RETURN_IF_ERROR(check_power_limit(watts, devices_[device].spec(), device));
+  NPUKIT_RETURN_IF_ERROR(check_power_limit(watts, devices_[device].spec(), shown_as < 0 ? device : shown_as));
   physics_->set_power_limit(device, watts);
   return Status::Ok();
 }

@@ -139,7 +139,8 @@ class Node {
   // limits it set return to what they were.
   void end_faults_of(const std::string& source);
   // Lowers (or restores) a device's power limit; DVFS keeps power under it. Watts in (0, TDP].
-  Status set_power_limit(int device, double watts);
+  // `shown_as`: the device's id in messages (a cluster host's own numbering); -1: `device`.
+  Status set_power_limit(int device, double watts, int shown_as = -1);
   // Brings every link to the state the faults in force call for, reporting each change, and
   // puts the link root cause (telemetry::link_incidents) on the devices as alarms. Called after
   // each fault change and before each publish (down events age out of the flap window).
