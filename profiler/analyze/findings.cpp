@@ -65,17 +65,20 @@ void starvation(const ProfileData& d, const Report& r, const HostVerdict& slow, 
 
 // Measured on the rank the others wait for (the most own work): what the other ranks spend in
 // communication beyond it is waiting for that rank (slow_rank), not transfer time.
-void exposed_communication(const Report& r, std::vector<Finding>& out, Measured& measured) {
+void exposed_communication(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
   if (r.ranks.empty()) return;
   const RankRow& critical = critical_rank(r.ranks);
+  // Of slow_link's cost, its collectives' part: a slow pipeline link's is in the receives (below).
+  auto link = measured.find("slow_link");
+  const double slow_collectives = link == measured.end() ? 0 : std::max(0.0, link->second - slow_point_to_point_cost(d));
   // What a slow link adds is that rule's cost (slow_link runs first), not this one's; nor are the
   // rank's pipeline receives, where stages wait for each other (pipeline_bubble).
   // The share of communication exposed is taken on the same terms: a slow link's added time and
   // the receives are out of the whole too (a degraded link read "20.5% of all communication time is
   // exposed" where the same job without the fault exposes 98.3%).
   double step = critical.step;
-  double exposed = std::max(0.0, critical.comm_exposed - measured["slow_link"] - critical.bubble);
-  double comm = std::max(exposed, critical.communication - measured["slow_link"] - critical.bubble);
+  double exposed = std::max(0.0, critical.comm_exposed - slow_collectives - critical.bubble);
+  double comm = std::max(exposed, critical.communication - slow_collectives - critical.bubble);
   measured["unoverlapped_communication"] = exposed;
   if (step <= 0 || exposed / step < kExposedCommShare) return;
   Finding f{"unoverlapped_communication",
@@ -83,11 +86,11 @@ void exposed_communication(const Report& r, std::vector<Finding>& out, Measured&
                      ms(exposed) + " per step) is communication with no compute running" +
                      // Beside a slow link, the share of communication exposed is not this job's own: its
                      // collectives stretch on the other ranks too, so the sentence leaves it out.
-                     (measured["slow_link"] > 0 ? " beyond what the slow link adds."
-                                                : "; " + pct(exposed / comm) + " of all communication time is exposed."),
+                     (slow_collectives > 0 ? " beyond what the slow link adds."
+                                           : "; " + pct(exposed / comm) + " of all communication time is exposed."),
                  {{"not_overlapped_percent_of_step", 100 * exposed / step},
-                  {"not_overlapped_avg_ms", exposed / 1e6},
-                  {"exposed_percent_of_communication", 100 * exposed / comm}}};
+                  {"not_overlapped_avg_ms", exposed / 1e6}}};
+  if (slow_collectives <= 0) f.numbers.push_back({"exposed_percent_of_communication", 100 * exposed / comm});
   f.cost_ns_per_step = exposed, f.step_ns = step;
   out.push_back(std::move(f));
 }
@@ -334,7 +337,7 @@ void add_findings(const ProfileData& data, Report& r) {
   starvation(data, r, slow_host_of_run, r.findings, r.measured_cost_ns_per_step);
   slow_link(data, r, r.findings, r.measured_cost_ns_per_step);
   pipeline_bubble(data, r, r.findings, r.measured_cost_ns_per_step);
-  exposed_communication(r, r.findings, r.measured_cost_ns_per_step);
+  exposed_communication(data, r, r.findings, r.measured_cost_ns_per_step);
   aicpu(r, r.findings, r.measured_cost_ns_per_step);
   memory_bound(r, r.findings);
   churn(data, r, r.findings);

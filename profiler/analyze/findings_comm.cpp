@@ -8,68 +8,16 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include <strings.h>
 
 #include "profiler/analyze/findings_internal.hpp"
+#include "profiler/analyze/findings_links.hpp"
 #include "profiler/analyze/report_build.hpp"
 #include "profiler/analyze/summary.hpp"
 
 namespace npukit::prof {
-
-namespace {
-
-constexpr int64_t kLargeBytes = 1 << 20;  // per rank: below this, latency dominates the time
-constexpr double kHealthyShare = 0.8;     // ring and mesh busbw reach about 80% of line rate
-constexpr double kSlowShare = 0.4;        // of the line rate: half of what healthy links reach
-
-// One collective as every rank ran it (its opName); the last rank to arrive waited for nobody,
-// so its duration is the transfer's.
-struct Instance {
-  int64_t group = -1, op_type = 0, algorithm = -1, bytes = 0;
-  int ranks = 1;
-  int64_t transfer_ns = 0;
-  std::set<int> devices;
-};
-
-// The slowest line rate on the members' paths, and how to say it.
-struct MemberRate {
-  double rate = 0;        // bytes/s
-  double hccs = 0;        // within a group: the slowest HCCS link
-  double between = 0;     // members in more than one HCCS group: the path between the groups
-  double latency_ns = 0;  // one transfer's fixed cost between two members (the slowest path)
-  bool switched = false;  // the members reach each other through their ports into a switch
-  bool through_host = false;  // ... or, with no link between them, over PCIe through the host
-};
-
-struct GroupLinks {
-  double achieved_share = 0;  // median over its large instances: the time its links' line rate
-                              // allows over the time it took less its latencies (ring/mesh: busbw
-                              // x duration / (duration - latencies) / (links x line rate))
-  double latency_ns = 0;      // median: the latencies its collectives pay in turn (hops x alpha)
-  MemberRate path;            // its members' slowest path: rate, latency, how they meet
-  std::string links_text;     // "56 GB/s", or for a group across hosts "HCCS 56 GB/s within ... "
-  double busbw = 0;           // median, bytes/s
-  int instances = 0;
-  std::set<int> devices;
-  std::set<std::string> hosts;  // more than one: a group across hosts
-  int64_t op_type = 0;
-};
-
-std::map<int64_t, Instance> instances(const ProfileData& d) {
-  std::map<int64_t, Instance> out;
-  for (const CollectiveRecord& c : d.collectives) {
-    // A Send or Receive has no transfer time of its own to judge a link by: a Receive's duration
-    // includes waiting for its sender (pipeline_bubble).
-    if (is_point_to_point(d.str(c.op_type))) continue;
-    Instance& i = out[c.op_name];
-    int64_t duration = c.end - c.start;
-    i.transfer_ns = i.devices.empty() ? duration : std::min(i.transfer_ns, duration);
-    i.group = c.group, i.op_type = c.op_type, i.algorithm = c.algorithm, i.bytes = c.bytes, i.ranks = c.ranks;
-    i.devices.insert(c.device);
-  }
-  return out;
-}
 
 bool kind_is(const LinkRecord& l, const char* kind) { return strcasecmp(l.kind.c_str(), kind) == 0; }
 
@@ -142,21 +90,8 @@ MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices) 
   return {between > 0 ? std::min(hccs, between) : hccs, hccs, between, latency, switched};
 }
 
-// "30 GB/s", "300 GB/s per port into the switch", or for members in two groups "HCCS 30 GB/s
-// within each mesh, 16 GB/s between them".
-std::string rate_text(const MemberRate& r) {
-  if (r.switched) return fmt("%.0f GB/s per port into the switch", r.rate / 1e9);
-  if (r.through_host && r.between > 0) return fmt("PCIe, %.0f GB/s between the meshes, through the host", r.between / 1e9);
-  if (r.through_host) return fmt("PCIe %.0f GB/s per device, through the host", r.rate / 1e9);
-  if (r.between <= 0) return fmt("%.0f GB/s", r.rate / 1e9);
-  return fmt("HCCS %.0f GB/s within each mesh, ", r.hccs / 1e9) + fmt("%.0f GB/s between the meshes", r.between / 1e9);
-}
-
 // The slowest RoCE port among the members (a port's far end is the switch: device_b -1), and the
 // largest port latency.
-struct RoceRate {
-  double rate = 0, latency_ns = 0;
-};
 RoceRate member_roce_rate(const ProfileData& d, const std::set<int>& devices) {
   RoceRate r;
   for (const auto& [id, l] : d.links) {
@@ -165,6 +100,58 @@ RoceRate member_roce_rate(const ProfileData& d, const std::set<int>& devices) {
     r.latency_ns = std::max(r.latency_ns, l.latency_ns);
   }
   return r;
+}
+
+
+namespace {
+
+// One collective as every rank ran it (its opName); the last rank to arrive waited for nobody,
+// so its duration is the transfer's.
+struct Instance {
+  int64_t group = -1, op_type = 0, algorithm = -1, bytes = 0;
+  int ranks = 1;
+  int64_t transfer_ns = 0;
+  std::set<int> devices;
+};
+
+struct GroupLinks {
+  double achieved_share = 0;  // median over its large instances: the time its links' line rate
+                              // allows over the time it took less its latencies (ring/mesh: busbw
+                              // x duration / (duration - latencies) / (links x line rate))
+  double latency_ns = 0;      // median: the latencies its collectives pay in turn (hops x alpha)
+  MemberRate path;            // its members' slowest path: rate, latency, how they meet
+  std::string links_text;     // "56 GB/s", or for a group across hosts "HCCS 56 GB/s within ... "
+  double busbw = 0;           // median, bytes/s
+  int instances = 0;
+  std::set<int> devices;
+  std::set<std::string> hosts;  // more than one: a group across hosts
+  int64_t op_type = 0;
+};
+
+std::map<int64_t, Instance> instances(const ProfileData& d) {
+  std::map<int64_t, Instance> out;
+  for (const CollectiveRecord& c : d.collectives) {
+    // A Send or Receive has no transfer time of its own to judge a link by: a Receive's duration
+    // includes waiting for its sender (pipeline_bubble).
+    if (is_point_to_point(d.str(c.op_type))) continue;
+    Instance& i = out[c.op_name];
+    int64_t duration = c.end - c.start;
+    i.transfer_ns = i.devices.empty() ? duration : std::min(i.transfer_ns, duration);
+    i.group = c.group, i.op_type = c.op_type, i.algorithm = c.algorithm, i.bytes = c.bytes, i.ranks = c.ranks;
+    i.devices.insert(c.device);
+  }
+  return out;
+}
+
+
+// "30 GB/s", "300 GB/s per port into the switch", or for members in two groups "HCCS 30 GB/s
+// within each mesh, 16 GB/s between them".
+std::string rate_text(const MemberRate& r) {
+  if (r.switched) return fmt("%.0f GB/s per port into the switch", r.rate / 1e9);
+  if (r.through_host && r.between > 0) return fmt("PCIe, %.0f GB/s between the meshes, through the host", r.between / 1e9);
+  if (r.through_host) return fmt("PCIe %.0f GB/s per device, through the host", r.rate / 1e9);
+  if (r.between <= 0) return fmt("%.0f GB/s", r.rate / 1e9);
+  return fmt("HCCS %.0f GB/s within each mesh, ", r.hccs / 1e9) + fmt("%.0f GB/s between the meshes", r.between / 1e9);
 }
 
 // The hosts the members run on (none in a one-host recording).
@@ -245,10 +232,11 @@ double open_ns(const Intervals& hiding, int64_t start, int64_t end) {
 // and the collectives of groups that are not slow (the step waits for those anyway). A
 // data-parallel bucket beside a tensor-parallel AllReduce, on a degraded link of its group, was
 // costed as if it ran alone: 4.4 ms per step where the fault cost 0.17.
-std::map<int, Intervals> hiding_by_device(const ProfileData& d, const std::map<int64_t, GroupLinks>& slow) {
+std::map<int, Intervals> hiding_by_device(const ProfileData& d, const std::map<int64_t, GroupLinks>& judged,
+                                          const std::map<int64_t, GroupLinks>& slow) {
   std::map<int, Intervals> spans;
-  for (const CollectiveRecord& c : d.collectives) {
-    if (!slow.count(c.group)) spans[c.device].push_back({c.start, c.end});
+  for (const CollectiveRecord& c : d.collectives) {  // a group never judged may be on the slow link too
+    if (judged.count(c.group) && !slow.count(c.group)) spans[c.device].push_back({c.start, c.end});
   }
   for (const auto& [device, overlap] : d.overlap) {
     Intervals& s = spans[device];
@@ -264,7 +252,7 @@ std::map<int, Intervals> hiding_by_device(const ProfileData& d, const std::map<i
 // queued behind the previous (it started as that one ended) starts when the previous would have
 // ended; the compute stays where it was. Collectives hidden under compute so lose nothing, and
 // the slack between them absorbs delay as it does on the device.
-double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& slow) {
+double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& judged, const std::map<int64_t, GroupLinks>& slow) {
   std::map<int, std::vector<std::pair<const CollectiveRecord*, double>>> by_device;  // with its excess
   for (const CollectiveRecord& c : d.collectives) {
     auto g = slow.find(c.group);
@@ -275,7 +263,7 @@ double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& s
   }
   std::map<int, int> steps;
   for (const StepWindow& w : d.steps) ++steps[w.device];
-  const std::map<int, Intervals> hiding = hiding_by_device(d, slow);
+  const std::map<int, Intervals> hiding = hiding_by_device(d, judged, slow);
   double worst = 0;
   for (auto& [device, list] : by_device) {
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first->start < b.first->start; });
@@ -295,86 +283,6 @@ double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& s
   return worst;
 }
 
-// A pipeline's transfers from one stage to the next (Send/Receive, both ends recorded). Of the two
-// ends the later to arrive waits for nobody, so over a run's micro-batches the shortest of its
-// Sends and its peer's Receives is the transfer's own time; it is judged against the line between
-// the two devices: their HCCS link, or across hosts their RoCE ports.
-struct PointToPoint {
-  int from = -1, to = -1;  // devices
-  int64_t group = -1, bytes = 0, shortest_ns = INT64_MAX;
-  int sends = 0;           // transfers over the recording (the sender's Sends)
-  double rate = 0, latency_ns = 0;
-  bool roce = false;
-  double achieved_share() const {
-    double seconds = (static_cast<double>(shortest_ns) - latency_ns) / 1e9;
-    return seconds > 0 && rate > 0 ? static_cast<double>(bytes) / seconds / rate : 1;
-  }
-  // What each transfer takes beyond a healthy link's time for its bytes, ns.
-  double excess_ns() const {
-    return std::max(0.0, static_cast<double>(shortest_ns) - latency_ns - static_cast<double>(bytes) / (kHealthyShare * rate) * 1e9);
-  }
-};
-
-std::vector<PointToPoint> point_to_point_links(const ProfileData& d) {
-  std::map<std::pair<int64_t, int>, int> device_of;  // (group, rank in it) -> device
-  for (const CollectiveRecord& c : d.collectives) {
-    if (c.src_rank < 0) continue;
-    device_of[{c.group, is_receive(d.str(c.op_type)) ? c.dst_rank : c.src_rank}] = c.device;
-  }
-  std::map<std::pair<int, int>, PointToPoint> links;
-  for (const CollectiveRecord& c : d.collectives) {
-    if (c.src_rank < 0) continue;
-    auto from = device_of.find({c.group, c.src_rank}), to = device_of.find({c.group, c.dst_rank});
-    if (from == device_of.end() || to == device_of.end()) continue;  // the other end was not recorded
-    PointToPoint& l = links[{from->second, to->second}];
-    l.from = from->second, l.to = to->second, l.group = c.group, l.bytes = std::max(l.bytes, c.bytes);
-    l.shortest_ns = std::min(l.shortest_ns, c.end - c.start);
-    l.sends += !is_receive(d.str(c.op_type));
-  }
-  std::vector<PointToPoint> out;
-  for (auto& [pair, l] : links) {
-    if (l.bytes < kLargeBytes || l.sends == 0) continue;
-    const std::set<int> ends{l.from, l.to};
-    const std::string a = host_of(d, l.from), b = host_of(d, l.to);
-    l.roce = !a.empty() && !b.empty() && a != b;
-    if (l.roce) {
-      RoceRate roce = member_roce_rate(d, ends);
-      l.rate = roce.rate, l.latency_ns = 2 * roce.latency_ns;  // out of one port and into the other
-    } else {
-      MemberRate m = member_line_rate(d, ends);
-      l.rate = m.rate, l.latency_ns = m.latency_ns;
-    }
-    if (l.rate > 0) out.push_back(l);
-  }
-  return out;
-}
-
-// Per step, what the slow pipeline links add to the step: at each boundary between two stages, a
-// micro-batch's activations cross it one way and its gradients the other, and under 1F1B one of
-// the two lies on the step's critical path while the other overlaps the stage's compute, so a
-// boundary costs its costlier direction's excess (measured: a RoCE port at a quarter of its rate
-// between stages 1 and 2 of pipeline-train, 17.2 ms estimated against 17.9 true; both directions
-// summed read 34.3).
-double point_to_point_cost(const ProfileData& d, const std::vector<PointToPoint>& slow) {
-  std::map<int, int> steps;
-  for (const StepWindow& w : d.steps) ++steps[w.device];
-  std::map<std::pair<int, int>, double> boundary;  // (lower device, higher) -> its costlier direction
-  for (const PointToPoint& l : slow) {
-    double& worst = boundary[{std::min(l.from, l.to), std::max(l.from, l.to)}];
-    worst = std::max(worst, l.sends * l.excess_ns() / std::max(1, steps[l.from]));
-  }
-  double cost = 0;
-  for (const auto& [ends, c] : boundary) cost += c;
-  return cost;
-}
-
-std::vector<PointToPoint> slow_point_to_point(const ProfileData& d) {
-  std::vector<PointToPoint> slow;
-  for (const PointToPoint& l : point_to_point_links(d)) {
-    if (l.achieved_share() < kSlowShare) slow.push_back(l);
-  }
-  return slow;
-}
 
 std::string device_list(const std::set<int>& devices) {
   std::string out;
@@ -424,7 +332,7 @@ void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out,
   // A pipeline's stage-to-stage transfers too (a degraded port between two stages was left to
   // pipeline_bubble, whose advice is more micro-batches).
   const std::vector<PointToPoint> slow_p2p = slow_point_to_point(d);
-  double cost = (slow.empty() ? 0 : exposed_cost(d, slow)) + point_to_point_cost(d, slow_p2p);
+  double cost = (slow.empty() ? 0 : exposed_cost(d, groups, slow)) + point_to_point_cost(d, slow_p2p);
   if (!groups.empty() || !slow_p2p.empty()) measured["slow_link"] = cost;
   if (slow.empty() && slow_p2p.empty()) return;
   std::string list;
@@ -442,17 +350,14 @@ void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out,
     std::string name = d.str(l.group) + " " + std::to_string(l.from) + "->" + std::to_string(l.to);
     double gbps = static_cast<double>(l.bytes) / ((static_cast<double>(l.shortest_ns) - l.latency_ns) / 1e9) / 1e9;
     list += (list.empty() ? "" : "; ") + d.str(l.group) + " sends from " + r.header.rank_label(l.from) + " to " +
-            r.header.rank_label(l.to) + " at " + fmt("%.1f GB/s", gbps) + ", " + pct(l.achieved_share()) + " of " +
-            (l.roce ? "their RoCE ports' " : "their link's ") + fmt("%.0f GB/s", l.rate / 1e9);
+            r.header.rank_label(l.to) + " at " + fmt("%.1f GB/s", gbps) + ", " + pct(l.achieved_share()) + " of " + line_text(l) +
+            " " + fmt("%.0f GB/s", l.rate / 1e9);
     f.numbers.push_back({name + " GBps", gbps});
     f.numbers.push_back({name + " percent_of_line_rate", 100 * l.achieved_share()});
   }
   std::string suspects = slow.empty() ? "" : suspect(slow);
-  for (const PointToPoint& l : slow_p2p) {  // a boundary once, whichever way
-    const int a = std::min(l.from, l.to), b = std::max(l.from, l.to);
-    std::string one = l.roce ? "the RoCE port of " + r.header.rank_label(a) + " or of " + r.header.rank_label(b) +
-                                   " (or the switch between them)"
-                             : "the link between " + r.header.rank_label(a) + " and " + r.header.rank_label(b);
+  for (const PointToPoint& l : slow_p2p) {
+    std::string one = suspect_text(l, r.header);
     if (suspects.find(one) == std::string::npos) suspects += (suspects.empty() ? "" : "; ") + one;
   }
   f.text = "Slow link: " + list + "; healthy links reach about " + pct(kHealthyShare) + ". The suspect is " + suspects +

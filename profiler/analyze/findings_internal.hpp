@@ -32,6 +32,9 @@ void host_gaps(const ProfileData& d, std::vector<Finding>& out, Measured& measur
 void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_fusion.cpp
 void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_comm.cpp
 void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_pipeline.cpp
+// Per step, what slow links between pipeline stages add to the step (slow_link's part for them;
+// findings_comm.cpp): pipeline_bubble and unoverlapped_communication leave it out.
+double slow_point_to_point_cost(const ProfileData& d);
 // Host work that holds back the launches (an online compile, an allocator's cache flush): on each
 // device, in the steps after the first (the warm-up), the time the device sat idle during it.
 struct HostSpan {

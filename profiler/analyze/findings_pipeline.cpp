@@ -19,15 +19,15 @@ namespace npukit::prof {
 // ranked a stage slowed by a quarter below the bubble it caused); set beside 1F1B's own floor,
 // (stages - 1) / (micro-batches + stages - 1).
 void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
-  std::map<int, double> waits;  // device -> Recv time over the recording
-  for (const CollectiveRecord& c : d.collectives) {
-    if (is_receive(d.str(c.op_type))) waits[c.device] += static_cast<double>(c.end - c.start);
-  }
-  if (waits.empty() || r.ranks.empty()) return;
+  // Each rank's receives per step over the same steps as its step time (RankRow: after the
+  // warm-up; the recording's whole receive time over them read N/(N-1) of the wait).
+  if (std::none_of(r.ranks.begin(), r.ranks.end(), [](const RankRow& row) { return row.receive > 0; })) return;
   std::vector<std::pair<double, const RankRow*>> per_step;  // (receive time per step, rank)
-  for (const RankRow* row : critical_ranks(r.ranks)) per_step.push_back({row->steps > 0 ? waits[row->device] / row->steps : 0, row});
+  for (const RankRow* row : critical_ranks(r.ranks)) per_step.push_back({row->receive, row});
   std::sort(per_step.begin(), per_step.end());
-  const auto& [wait, median_rank] = per_step[per_step.size() / 2];
+  const RankRow* median_rank = per_step[per_step.size() / 2].second;
+  // What a slow link between two stages adds to the receives is slow_link's cost, not the schedule's.
+  const double wait = std::max(0.0, per_step[per_step.size() / 2].first - slow_point_to_point_cost(d));
   double step = 0;
   for (const RankRow& row : r.ranks) step = std::max(step, row.step);
   measured["pipeline_bubble"] = wait;

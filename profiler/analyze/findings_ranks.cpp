@@ -63,11 +63,12 @@ std::vector<RankRow> rank_rows(const Report& r) {
     row.communication += static_cast<double>(s.b.communication);
     row.comm_exposed += static_cast<double>(s.b.comm_not_overlapped), row.preparing += static_cast<double>(s.b.preparing);
     row.other_idle += static_cast<double>(s.b.free - s.b.preparing), row.bubble += static_cast<double>(s.bubble_not_overlapped);
+    row.receive += static_cast<double>(s.bubble);
   }
   std::vector<RankRow> out;
   for (auto& [device, row] : by_device) {
     auto n = static_cast<double>(row.steps);
-    row.step /= n, row.computing /= n, row.communication /= n, row.comm_exposed /= n, row.preparing /= n, row.other_idle /= n, row.bubble /= n;
+    row.step /= n, row.computing /= n, row.communication /= n, row.comm_exposed /= n, row.preparing /= n, row.other_idle /= n, row.bubble /= n, row.receive /= n;
     auto rank = r.header.device_ranks.find(device);
     row.rank = rank == r.header.device_ranks.end() ? -1 : rank->second;
     out.push_back(row);

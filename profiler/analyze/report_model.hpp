@@ -181,6 +181,7 @@ struct RankRow {
   int steps = 0;
   double step = 0, computing = 0, communication = 0, comm_exposed = 0, preparing = 0, other_idle = 0;
   double bubble = 0;  // of comm_exposed, its pipeline receives (StepRow::bubble_not_overlapped)
+  double receive = 0;  // its pipeline receives, all of their time (StepRow::bubble)
   double work() const { return step - comm_exposed; }
 };
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tests/daemon_util.hpp"
 #include "tests/golden_util.hpp"
 
@@ -98,6 +100,46 @@ inline void expect_bubble_part_of_exposed(const std::string& report_text) {
   ASSERT_TRUE(std::regex_search(flat, m, kLine)) << report_text;
   EXPECT_LE(std::stod(m[2]), std::stod(m[1])) << report_text;
   EXPECT_GT(std::stod(m[2]), 0.5 * std::stod(m[1])) << report_text;
+}
+
+// npu-run's "step time  X ms mean over steps 2-N" (0, and a test failure, when it has none).
+inline double mean_step_ms(const std::string& npu_run_output) {
+  std::smatch m;
+  EXPECT_TRUE(std::regex_search(npu_run_output, m, std::regex(R"(step time +([0-9.]+) ms mean)"))) << npu_run_output;
+  return m.empty() ? 0 : std::stod(m[1].str());
+}
+
+// A fault's true cost, as the diagnosis matrix takes it, and the report of the faulted run: on
+// `node`, `job` (npu-run's arguments) runs clean (recorded into `clean_dir` when one is given),
+// then after `npu-emud <inject> --node-name <node>` it is recorded into `dir`; the truth is the
+// faulted run's mean step time less the clean one's (steps after the first).
+struct FaultAgainstClean {
+  double truth_ms = 0;
+  nlohmann::json report;  // npu-prof report DIR --format json of the faulted run
+  const nlohmann::json* finding(const std::string& id) const {
+    for (const nlohmann::json& f : report["findings"]) {
+      if (f["id"] == id) return &f;
+    }
+    return nullptr;
+  }
+};
+inline FaultAgainstClean fault_against_clean(const ScopedNode& node, const std::string& job, const std::string& inject,
+                                             const std::string& dir, const std::string& clean_dir = "") {
+  auto run = [&](const std::string& into) {
+    return run_command(into.empty() ? npu_run() + " " + job + " --node " + node.name()
+                                    : prof() + " record -o " + into + " --node-name " + node.name() + " -- " + npu_run() + " " + job);
+  };
+  FaultAgainstClean out;
+  auto clean = run(clean_dir);
+  EXPECT_EQ(clean.exit_code, 0) << clean.output;
+  auto injected = run_command(emud() + " " + inject + " --node-name " + node.name());
+  EXPECT_EQ(injected.exit_code, 0) << injected.output;
+  auto faulted = run(dir);
+  EXPECT_EQ(faulted.exit_code, 0) << faulted.output;
+  out.truth_ms = mean_step_ms(faulted.output) - mean_step_ms(clean.output);
+  out.report = nlohmann::json::parse(run_command("(" + prof() + " report " + dir + " --format json 2>/dev/null)").output, nullptr, false);
+  EXPECT_TRUE(out.report.is_object());
+  return out;
 }
 
 inline void expect_golden(const std::string& name, const std::string& actual) {

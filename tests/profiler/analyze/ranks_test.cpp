@@ -234,10 +234,8 @@ std::string bubble_text(double receive_ms_per_step) {
   d.job_settings["layout"] = "dp2 x pp4 (8 micro-batches, 1F1B)";
   Report r;
   for (int device = 0; device < 3; ++device) {
-    r.ranks.push_back(rank(device, 6e6, 0, 0));  // 4 steps of 10 ms
-    CollectiveRecord c;
-    c.device = device, c.op_type = 0, c.end = static_cast<int64_t>(4 * receive_ms_per_step * 1e6);
-    d.collectives.push_back(c);
+    r.ranks.push_back(rank(device, 6e6, 0, 0));  // steps of 10 ms
+    r.ranks.back().receive = receive_ms_per_step * 1e6;
   }
   std::vector<Finding> out;
   Measured measured;
@@ -257,6 +255,25 @@ TEST(PipelineBubbleFinding, AWaitBelowTheFloorIsNotCalledTransfers) {
 // (8 ms a step), the slow one waits little (1 ms). The bubble is the slow stage's wait, the one
 // the others wait for; the fast stage's wait is slow_rank's cost. Taken on the median of all
 // stages it read 8 ms and outranked the straggler. A report of one rank (--rank) names it alone.
+// The bubble per step is over the rows' own steps (after the warm-up): the recording's whole
+// receive time over them read N/(N-1) of the wait (4/3 with 4 steps).
+TEST(PipelineBubbleFinding, IsPerStepOverTheSameStepsAsTheStepTime) {
+  Report r;
+  r.header.device_ranks[0] = 0;
+  for (int64_t step : {1, 2, 3, 4}) {
+    StepRow row{0, step, {}, 2'000'000};  // a 2 ms receive in each 10 ms step
+    row.b.step = 10'000'000, row.b.computing = 8'000'000, row.b.comm_not_overlapped = 2'000'000;
+    row.bubble_not_overlapped = 2'000'000;
+    r.steps.push_back(row);
+  }
+  r.ranks = rank_rows(r);
+  ProfileData d;
+  std::vector<Finding> out;
+  Measured measured;
+  pipeline_bubble(d, r, out, measured);
+  EXPECT_DOUBLE_EQ(measured["pipeline_bubble"], 2e6);
+}
+
 TEST(PipelineBubbleFinding, IsTheWaitOfTheStageTheOthersWaitFor) {
   auto bubble = [](std::vector<int> devices) {
     ProfileData d;
@@ -265,10 +282,8 @@ TEST(PipelineBubbleFinding, IsTheWaitOfTheStageTheOthersWaitFor) {
     Report r;
     for (int device : devices) {
       r.header.device_ranks[device] = device;
-      r.ranks.push_back(rank(device, device == 1 ? 8e6 : 1e6, 0, 0));  // 4 steps of 10 ms
-      CollectiveRecord c;
-      c.device = device, c.op_type = 0, c.end = device == 1 ? 4'000'000 : 32'000'000;
-      d.collectives.push_back(c);
+      r.ranks.push_back(rank(device, device == 1 ? 8e6 : 1e6, 0, 0));  // steps of 10 ms
+      r.ranks.back().receive = device == 1 ? 1e6 : 8e6;  // per step
     }
     std::vector<Finding> out;
     Measured measured;

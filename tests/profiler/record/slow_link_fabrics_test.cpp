@@ -99,38 +99,19 @@ TEST(Switched, AProfileWithoutLinkLatenciesIsJudgedOnRateAlone) {
 namespace npukit::testing {
 namespace {
 
-// npu-run's "step time  X ms mean over steps 2-N".
-double mean_step_ms(const std::string& output) {
-  std::smatch m;
-  static const std::regex kMean(R"(step time\s+([0-9.]+) ms mean)");
-  EXPECT_TRUE(std::regex_search(output, m, kMean)) << output;
-  return m.empty() ? 0 : std::stod(m[1]);
-}
-
 // A degraded link of a data-parallel group whose gradient AllReduces run beside the tensor-parallel
 // ones (ernie3-train, dp4 x tp2): the step waits for the tensor-parallel AllReduces anyway, so
 // the slow link costs what the same job without the fault says, not the whole of its
 // collectives' extra time with no compute beside them (4.4 ms per step named, 0.2 true).
 TEST(SlowLinkCost, ACollectiveBesideAnotherGroupsCostsOnlyWhatItAddsAlone) {
   ScopedNode node("dp-link", "--speed 1000 --seed 7");
-  auto clean = run_command(npu_run() + " ernie3-train --steps 4 --node " + node.name());
-  ASSERT_EQ(clean.exit_code, 0) << clean.output;
-  auto inject = run_command(emud() + " inject --node-name " + node.name() + " --link 0-2 --fault link-degraded");
-  ASSERT_EQ(inject.exit_code, 0) << inject.output;
   TempDir dir("dp-link");
-  auto rec = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() +
-                         " ernie3-train --steps 4");
-  ASSERT_EQ(rec.exit_code, 0) << rec.output;
-  const double truth_ms = mean_step_ms(rec.output) - mean_step_ms(clean.output);
-  auto json_out = run_command("(" + prof() + " report " + dir.str() + " --format json 2>/dev/null)");
-  auto report = nlohmann::json::parse(json_out.output, nullptr, false);
-  ASSERT_TRUE(report.is_object()) << json_out.output;
-  double cost_ms = -1;
-  for (const auto& f : report["findings"]) {
-    if (f["id"] == "slow_link") cost_ms = f["cost_ms_per_step"].get<double>();
-  }
-  ASSERT_GE(cost_ms, 0) << "the degraded dp link is found: " << json_out.output.substr(0, 2000);
-  EXPECT_NEAR(cost_ms, truth_ms, std::max(0.25 * truth_ms, 0.1)) << "truth " << truth_ms << " ms per step";
+  FaultAgainstClean run = fault_against_clean(node, "ernie3-train --steps 4", "inject --link 0-2 --fault link-degraded", dir.str());
+  const nlohmann::json* link = run.finding("slow_link");
+  ASSERT_NE(link, nullptr) << "the degraded dp link is found: " << run.report["findings"].dump(1);
+  EXPECT_NEAR((*link)["cost_ms_per_step"].get<double>(), run.truth_ms, std::max(0.25 * run.truth_ms, 0.1))
+      << "truth " << run.truth_ms << " ms per step";
+  const nlohmann::json& report = run.report;
   EXPECT_EQ(report["header"]["faults"][0]["where"], "link-degraded on link 0-2");
 }
 

@@ -1,0 +1,71 @@
+// What the link rules share (findings_comm.cpp: slow_link over communicators; findings_p2p.cpp:
+// a pipeline's stage-to-stage transfers): the thresholds, the line rate between devices, and a
+// pipeline link as judged.
+#pragma once
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "profiler/analyze/profile_data.hpp"
+#include "profiler/analyze/report_model.hpp"
+
+namespace npukit::prof {
+
+constexpr int64_t kLargeBytes = 1 << 20;  // per rank: below this, latency dominates the time
+constexpr double kHealthyShare = 0.8;     // ring and mesh busbw reach about 80% of line rate
+constexpr double kSlowShare = 0.4;        // of the line rate: half of what healthy links reach
+
+// The slowest line rate on the members' paths, and how to say it.
+struct MemberRate {
+  double rate = 0;        // bytes/s
+  double hccs = 0;        // within a group: the slowest HCCS link
+  double between = 0;     // members in more than one HCCS group: the path between the groups
+  double latency_ns = 0;  // one transfer's fixed cost between two members (the slowest path)
+  bool switched = false;  // the members reach each other through their ports into a switch
+  bool through_host = false;  // ... or, with no link between them, over PCIe through the host
+};
+
+// The slowest RoCE port among the devices (a port's far end is the switch: device_b -1), and the
+// largest port latency.
+struct RoceRate {
+  double rate = 0, latency_ns = 0;
+};
+RoceRate member_roce_rate(const ProfileData& d, const std::set<int>& devices);
+// The members' slowest path (findings_comm.cpp has how it is found).
+MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices);
+bool kind_is(const LinkRecord& l, const char* kind);  // EMU_LINK kind, any case
+std::string host_of(const ProfileData& d, int device);  // "" in a one-host recording
+
+// A pipeline's transfers from one stage to the next (Send/Receive, both ends recorded). Of the two
+// ends the later to arrive waits for nobody, so over a run's micro-batches the shortest of its
+// Sends and its peer's Receives is the transfer's own time; it is judged against the line between
+// the two devices: their HCCS link, or across hosts their RoCE ports.
+struct PointToPoint {
+  int from = -1, to = -1;  // devices
+  int64_t group = -1, bytes = 0, shortest_ns = INT64_MAX;
+  int sends = 0;           // transfers over the recording (the sender's Sends)
+  double rate = 0, latency_ns = 0;
+  enum class Line { kLink, kRoce, kSwitch, kThroughHost } line = Line::kLink;  // how the two devices meet
+  double achieved_share() const {
+    double seconds = (static_cast<double>(shortest_ns) - latency_ns) / 1e9;
+    return seconds > 0 && rate > 0 ? static_cast<double>(bytes) / seconds / rate : 1;
+  }
+  // What each transfer takes beyond a healthy link's time for its bytes, ns.
+  double excess_ns() const {
+    return std::max(0.0, static_cast<double>(shortest_ns) - latency_ns - static_cast<double>(bytes) / (kHealthyShare * rate) * 1e9);
+  }
+};
+
+// The recording's pipeline links judged slow (under kSlowShare of their line), and what they add to
+// the step: per pipeline its boundaries' costlier directions, the slowest pipeline of those side by
+// side (findings_p2p.cpp).
+std::vector<PointToPoint> slow_point_to_point(const ProfileData& d);
+double point_to_point_cost(const ProfileData& d, const std::vector<PointToPoint>& slow);
+const char* line_text(const PointToPoint& l);                         // "their RoCE ports'", ...
+std::string suspect_text(const PointToPoint& l, const ReportHeader& h);  // "the link between rank 1 ... and rank 2 ..."
+
+}  // namespace npukit::prof
