@@ -106,7 +106,8 @@ constexpr RuleDef kRules[] = {
     {"pipeline_bubble", "COMMUNICATION_OP Send/Recv (hcom_send_, hcom_receive_) per rank against its steps; the job's layout "
      "(pp stages, micro-batches) from its job_started event",
      "the receive time of the ranks the others wait for (within 1% of the most own work; every rank of a "
-     "balanced pipeline), their median, is >= 5% of the step",
+     "balanced pipeline), their median per step after the first, less what slow links between stages add "
+     "(slow_link's), is >= 5% of the step",
      "that receive time per step (its compute stream waits there for the neighbouring stage; a faster stage's "
      "longer wait is waiting for the slow one: slow_rank)",
      Severity::kWarning,

@@ -227,7 +227,7 @@ TEST(FaultWhere, OneRecordedNpuOfAHostIsAllOfItOnlyForAFaultOfTheHost) {
 
 // pipeline_bubble beside 1F1B's floor: a stage waiting at its receives less than the floor's share
 // of the whole step (the step also holds the optimizer and a gradient allreduce) is not told that
-// "the other -2.3% is transfers" (dp2 x pp4 pipeline-train: 25.0% against 27.3%).
+// "the other -0.4% is transfers" (dp2 x pp4 pipeline-train: 26.9% against 27.3%).
 std::string bubble_text(double receive_ms_per_step) {
   ProfileData d;
   d.strings = {"hcom_receive_"};
