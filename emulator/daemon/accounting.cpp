@@ -30,7 +30,7 @@ void sample_account(JobAccount& a, const Node& node) {
     da.busy_core_ns = dev.counters().aicore_busy_core_ns - da.busy_start_core_ns;
     // A window reaching back before the job holds idle time that is not the job's (a job shorter
     // than a window read "avg 98.4% max 3.9%").
-    if (now - node.physics().options().window_ns >= a.start) da.util_max = std::max(da.util_max, s.aicore_util);
+    if (s.util_since >= a.start) da.util_max = std::max(da.util_max, s.aicore_util);
     da.temperature_max_c = std::max(da.temperature_max_c, s.temperature_c);
     if (dt > 0 && (s.throttle_reasons & throttle_reason::kThermal)) da.throttled_ns["thermal"] += dt;
     if (dt > 0 && (s.throttle_reasons & throttle_reason::kPowerLimit)) da.throttled_ns["power_cap"] += dt;

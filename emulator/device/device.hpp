@@ -56,7 +56,8 @@ struct DeviceSensors {
   double ambient_c = 0;
   double power_limit_w = 0;
   uint32_t throttle_reasons = 0;  // ThrottleReason bits
-  // Utilizations over the sliding window, fractions in [0, 1].
+  // Utilizations over the sliding window [util_since, now), fractions in [0, 1].
+  int64_t util_since = 0;  // virtual ns
   double aicore_util = 0;
   double cube_util = 0;
   double vector_util = 0;

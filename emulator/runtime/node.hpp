@@ -88,7 +88,6 @@ class Node {
   const Fabric& fabric() const { return *fabric_; }
   CollectiveHub& collectives() { return *collectives_; }
   Physics& physics() { return *physics_; }
-  const Physics& physics() const { return *physics_; }
   // Observers of allocations, link state changes and ECC errors (node_events.hpp).
   NodeEvents& events() { return events_; }
   Nanos now() const { return scheduler_.now(); }

@@ -131,6 +131,7 @@ void Physics::update_utilization(Device& dev, State& st, Nanos now) {
   double span = static_cast<double>(now - first.t);
   const DeviceSpec& spec = dev.spec();
   DeviceSensors& s = dev.sensors();
+  s.util_since = first.t;
   double cores = span * spec.aicore_count;
   s.cube_util = ratio(static_cast<double>(b.cube_busy_core_ns - a.cube_busy_core_ns), cores);
   s.vector_util = ratio(static_cast<double>(b.vector_busy_core_ns - a.vector_busy_core_ns),
