@@ -65,12 +65,12 @@ void starvation(const ProfileData& d, const Report& r, const HostVerdict& slow, 
 
 // Measured on the rank the others wait for (the most own work): what the other ranks spend in
 // communication beyond it is waiting for that rank (slow_rank), not transfer time.
-void exposed_communication(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
+void exposed_communication(const Report& r, double stage_links_cost, std::vector<Finding>& out, Measured& measured) {
   if (r.ranks.empty()) return;
   const RankRow& critical = critical_rank(r.ranks);
   // Of slow_link's cost, its collectives' part: a slow pipeline link's is in the receives (below).
   auto link = measured.find("slow_link");
-  const double slow_collectives = link == measured.end() ? 0 : std::max(0.0, link->second - slow_point_to_point_cost(d));
+  const double slow_collectives = link == measured.end() ? 0 : std::max(0.0, link->second - stage_links_cost);
   // What a slow link adds is that rule's cost (slow_link runs first), not this one's; nor are the
   // rank's pipeline receives, where stages wait for each other (pipeline_bubble).
   // The share of communication exposed is taken on the same terms: a slow link's added time and
@@ -335,9 +335,11 @@ void add_findings(const ProfileData& data, Report& r) {
   recording_quality(r, r.findings);
   const HostVerdict slow_host_of_run = slow_host_verdict(r);  // read by three rules
   starvation(data, r, slow_host_of_run, r.findings, r.measured_cost_ns_per_step);
-  slow_link(data, r, r.findings, r.measured_cost_ns_per_step);
-  pipeline_bubble(data, r, r.findings, r.measured_cost_ns_per_step);
-  exposed_communication(data, r, r.findings, r.measured_cost_ns_per_step);
+  const std::vector<PointToPoint> stage_links = slow_point_to_point(data);  // read by three rules
+  const double stage_links_cost = point_to_point_cost(data, stage_links);
+  slow_link(data, r, stage_links, r.findings, r.measured_cost_ns_per_step);
+  pipeline_bubble(data, r, stage_links_cost, r.findings, r.measured_cost_ns_per_step);
+  exposed_communication(r, stage_links_cost, r.findings, r.measured_cost_ns_per_step);
   aicpu(r, r.findings, r.measured_cost_ns_per_step);
   memory_bound(r, r.findings);
   churn(data, r, r.findings);

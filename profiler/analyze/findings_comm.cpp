@@ -323,7 +323,8 @@ std::string suspect(const std::map<int64_t, GroupLinks>& slow) {
 
 }  // namespace
 
-void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
+void slow_link(const ProfileData& d, const Report& r, const std::vector<PointToPoint>& slow_p2p, std::vector<Finding>& out,
+               Measured& measured) {
   auto groups = group_links(d, instances(d));
   std::map<int64_t, GroupLinks> slow;
   for (const auto& [group, g] : groups) {
@@ -331,7 +332,6 @@ void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out,
   }
   // A pipeline's stage-to-stage transfers too (a degraded port between two stages was left to
   // pipeline_bubble, whose advice is more micro-batches).
-  const std::vector<PointToPoint> slow_p2p = slow_point_to_point(d);
   double cost = (slow.empty() ? 0 : exposed_cost(d, groups, slow)) + point_to_point_cost(d, slow_p2p);
   if (!groups.empty() || !slow_p2p.empty()) measured["slow_link"] = cost;
   if (slow.empty() && slow_p2p.empty()) return;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "profiler/analyze/findings_links.hpp"
 #include "profiler/analyze/profile_data.hpp"
 #include "profiler/analyze/ranks.hpp"
 #include "profiler/analyze/report_model.hpp"
@@ -30,11 +31,13 @@ void slow_host(const HostVerdict& v, std::vector<Finding>& out, Measured& measur
 void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_clock.cpp
 void host_gaps(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_host.cpp
 void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_fusion.cpp
-void slow_link(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_comm.cpp
-void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_pipeline.cpp
-// Per step, what slow links between pipeline stages add to the step (slow_link's part for them;
-// findings_comm.cpp): pipeline_bubble and unoverlapped_communication leave it out.
-double slow_point_to_point_cost(const ProfileData& d);
+// `stage_links`: the slow links between pipeline stages (slow_point_to_point, findings_links.hpp),
+// found once for the three rules that read them; `stage_links_cost` what they add per step
+// (point_to_point_cost): pipeline_bubble and unoverlapped_communication leave it out.
+void slow_link(const ProfileData& d, const Report& r, const std::vector<PointToPoint>& stage_links,
+               std::vector<Finding>& out, Measured& measured);  // findings_comm.cpp
+void pipeline_bubble(const ProfileData& d, const Report& r, double stage_links_cost, std::vector<Finding>& out,
+                     Measured& measured);  // findings_pipeline.cpp
 // Host work that holds back the launches (an online compile, an allocator's cache flush): on each
 // device, in the steps after the first (the warm-up), the time the device sat idle during it.
 struct HostSpan {

@@ -51,8 +51,6 @@ std::vector<PointToPoint> point_to_point_links(const ProfileData& d) {
 
 }  // namespace
 
-
-
 // Per step, what the slow pipeline links add to the step: at each boundary between two stages, a
 // micro-batch's activations cross it one way and its gradients the other, and under 1F1B one of
 // the two lies on the step's critical path while the other overlaps the stage's compute, so a
@@ -104,8 +102,5 @@ std::vector<PointToPoint> slow_point_to_point(const ProfileData& d) {
   }
   return slow;
 }
-
-
-double slow_point_to_point_cost(const ProfileData& d) { return point_to_point_cost(d, slow_point_to_point(d)); }
 
 }  // namespace npukit::prof

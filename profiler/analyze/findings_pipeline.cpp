@@ -18,7 +18,8 @@ namespace npukit::prof {
 // for a slower stage (slow_rank), as in a collective (the median of all stages, taken before,
 // ranked a stage slowed by a quarter below the bubble it caused); set beside 1F1B's own floor,
 // (stages - 1) / (micro-batches + stages - 1).
-void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured) {
+void pipeline_bubble(const ProfileData& d, const Report& r, double stage_links_cost, std::vector<Finding>& out,
+                     Measured& measured) {
   // Each rank's receives per step over the same steps as its step time (RankRow: after the
   // warm-up; the recording's whole receive time over them read N/(N-1) of the wait).
   if (std::none_of(r.ranks.begin(), r.ranks.end(), [](const RankRow& row) { return row.receive > 0; })) return;
@@ -27,7 +28,7 @@ void pipeline_bubble(const ProfileData& d, const Report& r, std::vector<Finding>
   std::sort(per_step.begin(), per_step.end());
   const RankRow* median_rank = per_step[per_step.size() / 2].second;
   // What a slow link between two stages adds to the receives is slow_link's cost, not the schedule's.
-  const double wait = std::max(0.0, per_step[per_step.size() / 2].first - slow_point_to_point_cost(d));
+  const double wait = std::max(0.0, per_step[per_step.size() / 2].first - stage_links_cost);
   double step = 0;
   for (const RankRow& row : r.ranks) step = std::max(step, row.step);
   measured["pipeline_bubble"] = wait;

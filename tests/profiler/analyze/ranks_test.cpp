@@ -239,7 +239,7 @@ std::string bubble_text(double receive_ms_per_step) {
   }
   std::vector<Finding> out;
   Measured measured;
-  pipeline_bubble(d, r, out, measured);
+  pipeline_bubble(d, r, 0, out, measured);
   return out.empty() ? "" : out[0].text;
 }
 
@@ -270,7 +270,7 @@ TEST(PipelineBubbleFinding, IsPerStepOverTheSameStepsAsTheStepTime) {
   ProfileData d;
   std::vector<Finding> out;
   Measured measured;
-  pipeline_bubble(d, r, out, measured);
+  pipeline_bubble(d, r, 0, out, measured);
   EXPECT_DOUBLE_EQ(measured["pipeline_bubble"], 2e6);
 }
 
@@ -287,7 +287,7 @@ TEST(PipelineBubbleFinding, IsTheWaitOfTheStageTheOthersWaitFor) {
     }
     std::vector<Finding> out;
     Measured measured;
-    pipeline_bubble(d, r, out, measured);
+    pipeline_bubble(d, r, 0, out, measured);
     return std::make_pair(measured["pipeline_bubble"], out.empty() ? std::string() : out[0].text);
   };
   auto [wait, text] = bubble({0, 1});
