@@ -162,11 +162,7 @@ int start_in_background(const DaemonOptions& options) {
 
 }  // namespace
 
-int start(const DaemonOptions& options, bool foreground) {
-  if (Status s = tf::validate_node_name(options.node_name); !s.ok()) {
-    complain(s.message());
-    return kExitUsage;
-  }
+int start(const DaemonOptions& options, bool foreground) {  // the node name is valid (the command line checked it)
   if (auto ping = call(options.node_name, {{"op", "ping"}}, std::chrono::milliseconds(1000)); ping.ok()) {
     complain("node '" + options.node_name + "' is already running (pid " +
              std::to_string(ping->value("pid", 0)) + ")");
