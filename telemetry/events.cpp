@@ -45,8 +45,9 @@ constexpr EventTypeDef kEventTypes[] = {
      "with the tick's count); a: 1 single-bit, 2 double-bit; b: error count added; c: isolated pages "
      "added; d: the device's aggregate count of that kind after"},
     {EventType::kLinkStateChanged, "link_state_changed",
-     "one per link that changed; device: the device whose fault, clear or reset changed it; a: link "
-     "index (the bus's link order, as in snapshots); b: 1 up, 0 down"},
+     "one per link that went down or up or retrained at another rate; device: the device whose fault, "
+     "clear or reset changed it; a: link index (the bus's link order, as in snapshots); b: 1 up, 0 down; "
+     "c: the rate it now trains at, % of its line rate (25 after a degradation; 0 from before buses said)"},
     {EventType::kTaskTimeout, "task_timeout", "name: op; a: stream id; b: waited ns"},
     {EventType::kStep, "step",
      "ts: step start; name: job name; device: the rank's device; a: job id; b: step index (0-based); "

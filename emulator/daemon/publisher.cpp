@@ -1,5 +1,6 @@
 #include "emulator/daemon/publisher.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 
@@ -258,7 +259,7 @@ void Publisher::on_link_state(const LinkStateRecord& r) {
   int bus = bus_links_[static_cast<std::size_t>(r.link)];
   if (bus < 0) return;  // the 8x910's shared inter-mesh link never goes down, nor is it published
   record_at(tf::EventType::kLinkStateChanged, r.device, r.at, "",
-            {static_cast<uint64_t>(bus), r.up ? 1u : 0u, 0, 0});
+            {static_cast<uint64_t>(bus), r.up ? 1u : 0u, static_cast<uint64_t>(std::llround(r.rate_percent)), 0});
 }
 
 // EMU_EVENT fault_injected: name "<fault>" or "<fault> on link A-B" in this bus's numbering.

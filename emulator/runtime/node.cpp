@@ -135,18 +135,23 @@ void Node::refresh_links(int cause) {
       degraded = degraded || f.kind == FaultKind::kLinkDegraded;
     }
     Link& link = fabric_->link(l.id);
-    link.rate_share = degraded ? DeviceHealth::kDegradedLinkShare : 1.0;
+    const double share = degraded ? DeviceHealth::kDegradedLinkShare : 1.0;
+    const bool retrained = link.rate_share != share;  // a link changes rate only by retraining
+    link.rate_share = share;
     for (int d : {l.src, l.dst}) {
       if (d >= 0 && l.kind == LinkKind::kPcie) {
         pcie_share[static_cast<std::size_t>(d)] = std::min(pcie_share[static_cast<std::size_t>(d)], link.rate_share);
       }
     }
     std::erase_if(link.down_events, [&](Nanos t) { return t + kFlapWindowNs < now(); });
-    if (link.up == down) {
+    const bool flipped = link.up == down;
+    if (flipped) {
       link.up = !down;
       if (down) link.down_events.push_back(now());
+    }
+    if (flipped || retrained) {
       int device = cause >= 0 && (l.src == cause || l.dst == cause) ? cause : l.src >= 0 ? l.src : l.dst;
-      if (!events_.empty()) events_.link_state({l.id, link.up, device, now()});
+      if (!events_.empty()) events_.link_state({l.id, link.up, device, now(), link.rate_share * 100});
     }
     states.push_back({l.src, l.dst, link_bus_kind(l.kind),
                       telemetry::link_condition(link.up, link.rate_share * 100, link.down_events.size())});

@@ -46,6 +46,7 @@ struct LinkStateRecord {
   bool up = true;
   int device = 0;  // the device whose fault, clear or reset changed the link
   Nanos at = 0;
+  double rate_percent = 100;  // of its line rate it now trains at (25 after a degradation)
 };
 
 struct EccRecord {

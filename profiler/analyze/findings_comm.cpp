@@ -290,8 +290,14 @@ std::string device_list(const std::set<int>& devices) {
   return out;
 }
 
+// The links the counters saw retrain slow on the slow groups' paths (degraded_links_text); else
 // "device 3's links" when one device is in every slow group (and a group has more than two).
-std::string suspect(const std::map<int64_t, GroupLinks>& slow) {
+std::string suspect(const ProfileData& d, const ReportHeader& h, const std::map<int64_t, GroupLinks>& slow) {
+  std::vector<LinkPath> paths;
+  for (const auto& [group, g] : slow) {
+    paths.push_back({g.devices, g.hosts.size() > 1 ? "roce" : g.path.switched ? "hccs" : g.path.through_host ? "pcie" : ""});
+  }
+  if (std::string known = degraded_links_text(d, h, paths); !known.empty()) return known;
   for (const auto& [group, g] : slow) {  // across hosts the HCCS meshes are judged by the groups within one
     if (g.hosts.size() > 1) {
       std::string hosts;
@@ -355,9 +361,9 @@ void slow_link(const ProfileData& d, const Report& r, const std::vector<PointToP
     f.numbers.push_back({name + " GBps", gbps});
     f.numbers.push_back({name + " percent_of_line_rate", 100 * l.achieved_share()});
   }
-  std::string suspects = slow.empty() ? "" : suspect(slow);
+  std::string suspects = slow.empty() ? "" : suspect(d, r.header, slow);
   for (const PointToPoint& l : slow_p2p) {
-    std::string one = suspect_text(l, r.header);
+    std::string one = suspect_text(d, l, r.header);
     if (suspects.find(one) == std::string::npos) suspects += (suspects.empty() ? "" : "; ") + one;
   }
   f.text = "Slow link: " + list + "; healthy links reach about " + pct(kHealthyShare) + ". The suspect is " + suspects +

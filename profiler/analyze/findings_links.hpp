@@ -66,6 +66,22 @@ struct PointToPoint {
 std::vector<PointToPoint> slow_point_to_point(const ProfileData& d);
 double point_to_point_cost(const ProfileData& d, const std::vector<PointToPoint>& slow);
 const char* line_text(const PointToPoint& l);                         // "their RoCE ports'", ...
-std::string suspect_text(const PointToPoint& l, const ReportHeader& h);  // "the link between rank 1 ... and rank 2 ..."
+// "the link between rank 1 ... and rank 2 ...", narrowed as degraded_links_text can.
+std::string suspect_text(const ProfileData& d, const PointToPoint& l, const ReportHeader& h);
+
+// Where a group's (or a stage pair's) transfers go: the links among `devices` (both ends among
+// them) and the devices' ports of `port_kind` ("roce"; "hccs": into a switch; "pcie": to the host;
+// "" none).
+struct LinkPath {
+  std::set<int> devices;
+  std::string port_kind;
+};
+// The links on `paths` that ran below the health rule's degraded rate
+// (telemetry::kDegradedRatePercent) during the recording (LinkRecord::least_rate_percent: their
+// counter samples and link_state_changed events), one per physical link, as the report names
+// ranks: "the link between rank 0 (device 0) and rank 2 (device 2), which ran at 25% of its line
+// rate during the recording", or "the links of rank 2 (device 2), ..." when they all end there.
+// "" when none did (a slowness no link's rate explains, or a profile from before both).
+std::string degraded_links_text(const ProfileData& d, const ReportHeader& h, const std::vector<LinkPath>& paths);
 
 }  // namespace npukit::prof

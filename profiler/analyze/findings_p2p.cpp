@@ -84,7 +84,12 @@ const char* line_text(const PointToPoint& l) {
   }
   return "their link's";
 }
-std::string suspect_text(const PointToPoint& l, const ReportHeader& h) {
+std::string suspect_text(const ProfileData& d, const PointToPoint& l, const ReportHeader& h) {
+  static const std::map<PointToPoint::Line, std::string> kPorts = {
+      {PointToPoint::Line::kRoce, "roce"}, {PointToPoint::Line::kSwitch, "hccs"}, {PointToPoint::Line::kThroughHost, "pcie"}};
+  auto port = kPorts.find(l.line);
+  std::string known = degraded_links_text(d, h, {{{l.from, l.to}, port == kPorts.end() ? "" : port->second}});
+  if (!known.empty()) return known;
   const std::string a = h.rank_label(std::min(l.from, l.to)), b = h.rank_label(std::max(l.from, l.to));
   switch (l.line) {  // a boundary once, whichever way
     case PointToPoint::Line::kRoce: return "the RoCE port of " + a + " or of " + b + " (or the switch between them)";

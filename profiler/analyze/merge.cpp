@@ -184,7 +184,10 @@ void append_part(ProfileData& into, ProfileData& part, const std::vector<int64_t
   into.memory.insert(into.memory.end(), part.memory.begin(), part.memory.end());
   into.counters.insert(into.counters.end(), part.counters.begin(), part.counters.end());
   into.npu_names.insert(part.npu_names.begin(), part.npu_names.end());
-  into.links.insert(part.links.begin(), part.links.end());
+  for (const auto& [id, link] : part.links) {  // a link is in both its ends' databases; the events
+    auto [it, fresh] = into.links.emplace(id, link);  // that it retrained are in its cause's only
+    it->second.least_rate_percent = std::min(it->second.least_rate_percent, link.least_rate_percent);
+  }
   into.hbm_capacity.insert(part.hbm_capacity.begin(), part.hbm_capacity.end());
   into.allocator_peak.insert(part.allocator_peak.begin(), part.allocator_peak.end());
   into.device_ranks.insert(part.device_ranks.begin(), part.device_ranks.end());

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "profiler/analyze/merge.hpp"
+#include "profiler/analyze/profile_links.hpp"
 #include "profiler/analyze/time_sanity.hpp"
 #include "profiler/store/prof_layout.hpp"
 #include "profiler/store/schema.hpp"
@@ -326,21 +327,6 @@ Status load_allocator_peak(Db& db, ProfileData& p) {
   auto q = db.prepare("SELECT deviceId, max(totalAllocate), max(totalReserve) FROM NPU_OP_MEM GROUP BY deviceId");
   if (!q.ok()) return q.status();
   while (q->next()) p.allocator_peak[static_cast<int>(q->i64(0))] = {q->i64(1), q->i64(2)};
-  return q->status();
-}
-
-Status load_links(Db& db, ProfileData& p) {
-  auto has = db.has_table("EMU_LINK");
-  if (!has.ok() || !*has) return has.status();
-  auto latency = db.has_column("EMU_LINK", "latencyNs");
-  if (!latency.ok()) return latency.status();
-  auto q = db.prepare(std::string("SELECT l.linkId, l.deviceA, l.deviceB, s.value, l.peakBytesPerS, ") +
-                      (*latency ? "l.latencyNs" : "0") + " FROM EMU_LINK l LEFT JOIN STRING_IDS s ON s.id = l.kind");
-  if (!q.ok()) return q.status();
-  while (q->next()) {
-    p.links[q->i64(0)] = {q->i64(0), static_cast<int>(q->i64(1)), static_cast<int>(q->i64(2)), q->text(3), q->f64(4),
-                          std::max(0.0, q->f64(5))};
-  }
   return q->status();
 }
 

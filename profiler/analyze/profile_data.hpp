@@ -84,6 +84,8 @@ struct LinkRecord {  // EMU_LINK: one direction of a node link
   std::string kind;                  // "HCCS", "PCIE", "SYS"
   double peak_bytes_per_s = 0;       // line rate
   double latency_ns = 0;             // one transfer's fixed cost (0 in profiles from before 2026-11-27)
+  double least_rate_percent = 100;   // the lowest rate it trained at in any counter sample of the
+                                     // recording (EMU_COUNTER npu_link_rate_percent), % of line rate
 };
 
 struct LaunchRecord {  // CANN_API

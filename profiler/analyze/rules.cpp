@@ -84,7 +84,10 @@ constexpr RuleDef kRules[] = {
      "keep shapes static: pad inputs to a few fixed sizes (sequence-length buckets), or run prebuilt "
      "dynamic-shape kernels instead of compiling each shape (torch_npu: "
      "torch.npu.set_compile_mode(jit_compile=False))"},
-    {"slow_link", "COMMUNICATION_OP per communicator (the last rank to arrive's duration) against EMU_LINK line rates",
+    {"slow_link",
+     "COMMUNICATION_OP per communicator (the last rank to arrive's duration) against EMU_LINK line rates; the "
+     "suspect is the link on its members' paths that ran below 95% of its rate during the recording (EMU_COUNTER "
+     "npu_link_rate_percent, EMU_EVENT link_state_changed), when one did",
      "a communicator's collectives of >= 1 MiB per rank take < 40% of their time at line rate, once the link latencies "
      "their algorithm pays in turn are set aside (EMU_LINK latencyNs; ring AllReduce 2(n-1) of them, mesh 2; a "
      "collective spending over half its time in latency is not judged) (busbw over its links' "

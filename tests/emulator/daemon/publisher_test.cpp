@@ -216,6 +216,33 @@ TEST(PublisherEvents, LinkStateEventsNameEveryLinkThatChangedAndNoOther) {
   for (int l = 0; l < snap.link_count(); ++l) EXPECT_EQ(snap.link(l, tf::fid::kLinkUp).as_u64(), 1u) << "link " << l;
 }
 
+// A degraded link stays up but retrains at a quarter of its rate: one event per direction saying
+// the rate (the profiler names the link from them when no counter sample fell in the fault), and
+// another when it is restored.
+TEST(PublisherEvents, ALinkThatRetrainsSlowSaysItsNewRate) {
+  PublishedNode p = publish_node("retrain");
+  constexpr auto kLink = tf::EventType::kLinkStateChanged;
+  Node& node = *p.node;
+  node.host_wait(1'000'000);
+  ASSERT_TRUE(node.inject_link_fault(2, 5, FaultKind::kLinkDegraded, "control").ok());
+  auto slow = p.drain(kLink);
+  std::set<uint64_t> links;
+  for (const tf::Event& e : slow) {
+    links.insert(e.words[0]);
+    EXPECT_EQ(e.words[1], 1u) << "it stays up";
+    EXPECT_EQ(e.words[2], 25u) << "% of its line rate";
+  }
+  EXPECT_EQ(slow.size(), 2u);
+  EXPECT_EQ(links, (std::set<uint64_t>{static_cast<uint64_t>(p.bus_link(2, 5)), static_cast<uint64_t>(p.bus_link(5, 2))}));
+  ASSERT_TRUE(node.inject_link_fault(2, 5, FaultKind::kLinkDegraded, "control").ok());
+  EXPECT_TRUE(p.drain(kLink).empty()) << "nothing changed";
+  node.host_wait(1'000'000);
+  ASSERT_TRUE(node.clear_link_faults(5, 2).ok());
+  auto restored = p.drain(kLink);
+  ASSERT_EQ(restored.size(), 2u);
+  for (const tf::Event& e : restored) EXPECT_EQ(e.words[2], 100u);
+}
+
 TEST(PublisherEvents, EccErrorsAreEventsAndAStormIsOneEventPerTickWithItsCount) {
   PublishedNode p = publish_node("ecc");
   constexpr auto kEcc = tf::EventType::kEccError;

@@ -191,6 +191,24 @@ TEST(ClusterRecord, AFaultInForceBeforeTheRecordingIsInItsReport) {
   EXPECT_EQ(r.output.find("Fault:"), r.output.rfind("Fault:")) << "one Fault line: " << r.output;
 }
 
+// A degraded RoCE port slows the AllReduce across hosts, whose every transfer between the hosts
+// crosses two ports, one on each: the recording's link counters say which port retrained slow (it
+// named "a RoCE port of hosts X-0, X-1").
+TEST(ClusterRecord, ASlowRoCEPortIsNamedByItsHostAndRank) {
+  ScopedNode node("roce", "--spec 2x8x910B2 --seed 7 --speed 1000");
+  TempDir dir("roce");
+  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + "-1 --link 3-roce --fault link-degraded").exit_code, 0);
+  auto rec = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() +
+                         " resnet50-train --hosts 2 --steps 3");
+  ASSERT_EQ(rec.exit_code, 0) << rec.output;
+  auto r = run_command(prof() + " report " + dir.str() + " --section findings");
+  EXPECT_NE(r.output.find("[slow_link]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("The suspect is the RoCE port of rank 11 (device 3 of " + node.name() +
+                          "-1), which ran at 25% of its line rate during the recording."),
+            std::string::npos)
+      << r.output;
+}
+
 // HCCL runs an AllReduce across hosts within each host over HCCS, then across the hosts over RDMA
 // (each NPU's RoCE port): the communication task info says RoCE/RDMA, and msprof's analysis
 // tables give each rank its HCCS peers (its own host's 7 NPUs, a mesh) and its RDMA peer (the
