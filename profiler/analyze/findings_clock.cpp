@@ -84,16 +84,16 @@ void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out
   for (const RankRow& row : r.ranks) step = std::max(step, row.step);
   bool first = true;
   for (const auto& [device, dev] : by_device) {
-    std::string id = "device " + std::to_string(device);
+    std::string id = "device " + std::to_string(device);  // the numbers' keys: the recording's device id
     double per_step = steps[device] > 0 && dev.measured > 0 ? dev.excess_ns / steps[device] : -1;
-    text << (first ? "" : "; ") << id << " (" << reason_names(dev.reasons) << ") for " << fmt("%.2f s", dev.secs)
-         << ", down to " << fmt("%.0f MHz", dev.min_clock) << " and " << pct(dev.merged.main_clock_share())
-         << " of that time at " << dev.merged.main_clock_mhz() << " MHz";
+    // Named as the rest of the report names it: on a cluster "device 10" is on no host.
+    text << (first ? "" : "; ") << r.header.rank_label(device) << " (" << reason_names(dev.reasons) << ") for "
+         << fmt("%.2f s", dev.secs) << ", down to " << fmt("%.0f MHz", dev.min_clock) << " and "
+         << fmt("%.0f MHz", dev.merged.mean_clock_mhz()) << " on average over that time";
     if (per_step >= 0) text << ", costing " << ms(per_step) << " per step";
     f.numbers.push_back({id + " throttled_s", dev.secs});
     f.numbers.push_back({id + " min_clock_mhz", dev.min_clock});
-    f.numbers.push_back({id + " main_clock_mhz", dev.merged.main_clock_mhz()});
-    f.numbers.push_back({id + " main_clock_share", dev.merged.main_clock_share()});
+    f.numbers.push_back({id + " mean_clock_mhz", dev.merged.mean_clock_mhz()});
     for (const auto& [mhz, ns] : dev.merged.time_at_mhz) f.numbers.push_back({id + " s_at_" + std::to_string(mhz) + "_mhz", static_cast<double>(ns) / 1e9});
     if (per_step >= 0) f.numbers.push_back({id + " cost_ms_per_step", per_step / 1e6});
     worst = std::max(worst, per_step);

@@ -390,17 +390,10 @@ void clock_timeline(const ProfileData& d, Report& r) {
 
 }  // namespace
 
-int ThrottlePeriod::main_clock_mhz() const {
-  auto it = std::max_element(time_at_mhz.begin(), time_at_mhz.end(),
-                             [](const auto& a, const auto& b) { return a.second < b.second; });
-  return it == time_at_mhz.end() ? static_cast<int>(min_clock_mhz) : it->first;
-}
-
-double ThrottlePeriod::main_clock_share() const {
-  int64_t total = 0;
-  for (const auto& [mhz, ns] : time_at_mhz) total += ns;
-  auto it = time_at_mhz.find(main_clock_mhz());
-  return total > 0 && it != time_at_mhz.end() ? static_cast<double>(it->second) / static_cast<double>(total) : 0;
+double ThrottlePeriod::mean_clock_mhz() const {
+  double weighted = 0, total = 0;
+  for (const auto& [mhz, ns] : time_at_mhz) weighted += static_cast<double>(mhz) * static_cast<double>(ns), total += static_cast<double>(ns);
+  return total > 0 ? weighted / total : min_clock_mhz;
 }
 
 StepFilter::StepFilter(const ProfileData& d, std::optional<int64_t> step) : all_(!step) {

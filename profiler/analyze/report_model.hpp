@@ -167,9 +167,9 @@ struct ThrottlePeriod {
   uint64_t reasons = 0;
   double min_clock_mhz = 0;
   std::map<int, int64_t> time_at_mhz;  // ns the device spent at each AI-core clock in the period
-  // The clock the most time was spent at, and that time's share of the period.
-  int main_clock_mhz() const;
-  double main_clock_share() const;
+  // The clock averaged over the period's time (the DVFS steps it moved between); the minimum when
+  // no time was noted. (The clock most time was spent at was named "mostly at" with 9.6% of it.)
+  double mean_clock_mhz() const;
 };
 
 // One rank's step, averaged over its steps (ns). Its own work is the step minus the time it sat in

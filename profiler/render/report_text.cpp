@@ -227,13 +227,13 @@ std::string memory_section(const Report& r) {
 
 std::string throttle_section(const Report& r) {
   std::string out = section("Throttling");
-  TextTable t({"Device", "From(ms)", "To(ms)", "Duration(ms)", "Reasons", "Min clock(MHz)", "Mostly at(MHz)", "Share(%)"}, 0);
+  TextTable t({"Device", "From(ms)", "To(ms)", "Duration(ms)", "Reasons", "Min clock(MHz)", "Mean clock(MHz)"}, 0);
   for (const ThrottlePeriod& p : r.throttles) {
     std::string reasons = telemetry::throttle_reason_names(p.reasons, ", ");
-    t.add({std::to_string(p.device), ms_at(p.start, r.header.first_task),
+    t.add({r.header.rank_label(p.device), ms_at(p.start, r.header.first_task),
            ms_at(p.end, r.header.first_task) + (p.open ? " (still)" : ""),
            fixed(static_cast<double>(p.end - p.start) / 1e6, 3), reasons, fixed(p.min_clock_mhz, 0),
-           std::to_string(p.main_clock_mhz()), fixed(100 * p.main_clock_share(), 1)});
+           fixed(p.mean_clock_mhz(), 0)});
   }
   return out + (t.empty() ? "  (none)\n" : t.render());
 }

@@ -209,6 +209,23 @@ TEST(ClusterRecord, ASlowRoCEPortIsNamedByItsHostAndRank) {
       << r.output;
 }
 
+// A power-capped NPU of host 1 is throttled: the finding and the throttle section name it as the
+// report names ranks, by its host's own device id (they said "device 10", which no host has).
+TEST(ClusterRecord, AThrottledNpuIsNamedByItsRankAndHost) {
+  ScopedNode node("capped", "--spec 2x8x910B2 --seed 7 --speed 1000");
+  TempDir dir("capped");
+  ASSERT_EQ(run_command(emud() + " set --node-name " + node.name() + "-1 --device 2 --power-limit 150").exit_code, 0);
+  auto rec = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() +
+                         " resnet50-train --hosts 2 --steps 20");
+  ASSERT_EQ(rec.exit_code, 0) << rec.output;
+  const std::string rank = "rank 10 (device 2 of " + node.name() + "-1)";
+  auto r = run_command(prof() + " report " + dir.str() + " --section findings");
+  EXPECT_NE(r.output.find("throttled on 1 device(s): " + rank + " (power limit)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("device 10"), std::string::npos) << r.output;
+  auto section = run_command(prof() + " report " + dir.str() + " --section throttle");
+  EXPECT_NE(section.output.find(rank), std::string::npos) << section.output;
+}
+
 // HCCL runs an AllReduce across hosts within each host over HCCS, then across the hosts over RDMA
 // (each NPU's RoCE port): the communication task info says RoCE/RDMA, and msprof's analysis
 // tables give each rank its HCCS peers (its own host's 7 NPUs, a mesh) and its RDMA peer (the
