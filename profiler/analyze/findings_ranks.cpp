@@ -41,6 +41,22 @@ double others_median(const std::vector<RankRow>& ranks, Skip skip, Value value) 
   return median(std::move(v));
 }
 
+// Each device's first step and how many it has.
+std::map<int, std::pair<int64_t, int>> first_steps(const Report& r) {
+  std::map<int, std::pair<int64_t, int>> first;
+  for (const StepRow& s : r.steps) {
+    auto [it, fresh] = first.try_emplace(s.device, s.step, 0);
+    it->second.first = std::min(it->second.first, s.step), ++it->second.second;
+  }
+  return first;
+}
+
+// A device's first step is its warm-up, left out when later steps were recorded.
+bool is_warm_up(const std::map<int, std::pair<int64_t, int>>& first, const StepRow& s) {
+  const auto& [first_step, steps] = first.at(s.device);
+  return steps > 1 && s.step == first_step;
+}
+
 }  // namespace
 
 std::vector<RankRow> rank_rows(const Report& r) {
@@ -48,15 +64,10 @@ std::vector<RankRow> rank_rows(const Report& r) {
   // twice as slow): with later steps recorded, the rows are theirs, as the step time npu-run
   // prints and the diagnosis matrix's truth are (slow_host read 12.45 ms for a true 10.0: (19.8 +
   // 3 x 10.0) / 4).
-  std::map<int, std::pair<int64_t, int>> first;  // device -> (its first step, its steps)
-  for (const StepRow& s : r.steps) {
-    auto [it, fresh] = first.try_emplace(s.device, s.step, 0);
-    it->second.first = std::min(it->second.first, s.step), ++it->second.second;
-  }
+  const std::map<int, std::pair<int64_t, int>> first = first_steps(r);
   std::map<int, RankRow> by_device;
   for (const StepRow& s : r.steps) {
-    const auto& [first_step, steps] = first[s.device];
-    if (steps > 1 && s.step == first_step) continue;
+    if (is_warm_up(first, s)) continue;
     RankRow& row = by_device[s.device];
     row.device = s.device, ++row.steps;
     row.step += static_cast<double>(s.b.step), row.computing += static_cast<double>(s.b.computing);
@@ -256,6 +267,52 @@ void slow_host(const HostVerdict& v, std::vector<Finding>& out, Measured& measur
   out.push_back(std::move(f));
 }
 
+namespace {
+
+// The steps (each device's warm-up left out, as in rank_rows) in which `device` worked
+// kStragglerShare more than the median of the ranks not in `slow` that step, and its mean excess
+// in them. A fault that struck mid-run slows some steps only: its average over all of them said
+// "17% slower" of a rank 33% slower from step 11 on and as fast as the others before.
+struct SlowSteps {
+  std::vector<int64_t> steps;  // ascending
+  int of = 0;                  // steps compared
+  double excess_ns = 0;        // mean over `steps`
+};
+SlowSteps slow_steps(const Report& r, int device, const std::set<int>& slow) {
+  const std::map<int, std::pair<int64_t, int>> first = first_steps(r);
+  std::map<int64_t, std::vector<double>> others;
+  std::map<int64_t, double> mine;
+  for (const StepRow& s : r.steps) {
+    if (is_warm_up(first, s)) continue;
+    double work = static_cast<double>(s.b.step - s.b.comm_not_overlapped);
+    if (s.device == device) mine[s.step] = work;
+    else if (!slow.count(s.device)) others[s.step].push_back(work);
+  }
+  SlowSteps out;
+  for (const auto& [step, work] : mine) {
+    auto o = others.find(step);
+    if (o == others.end()) continue;
+    double base = median(o->second);
+    ++out.of;
+    if (base > 0 && (work - base) / base >= kStragglerShare) out.steps.push_back(step), out.excess_ns += work - base;
+  }
+  if (!out.steps.empty()) out.excess_ns /= static_cast<double>(out.steps.size());
+  return out;
+}
+
+// " in 10 of 19 steps (steps 11-20), 78.915 ms in each", or "" when it was slow in every step.
+std::string when_slow(const SlowSteps& s) {
+  if (s.steps.empty() || static_cast<int>(s.steps.size()) == s.of) return "";
+  bool run = s.steps.back() - s.steps.front() + 1 == static_cast<int64_t>(s.steps.size());
+  std::string which = run ? (s.steps.size() == 1 ? "step " + std::to_string(s.steps.front())
+                                                  : "steps " + std::to_string(s.steps.front()) + "-" + std::to_string(s.steps.back()))
+                           : std::to_string(s.steps.size()) + " scattered steps";
+  return " in " + std::to_string(s.steps.size()) + " of " + std::to_string(s.of) + " steps (" + which + "), " +
+         ms(s.excess_ns) + " more in each";
+}
+
+}  // namespace
+
 void slow_rank(const Report& r, const HostVerdict& host, std::vector<Finding>& out, Measured& measured) {
   if (r.ranks.size() < 2) return;
   StragglerVerdict v = straggler(r.ranks);
@@ -276,16 +333,25 @@ void slow_rank(const Report& r, const HostVerdict& host, std::vector<Finding>& o
   std::string effect = collectives ? (one ? "the other ranks wait for it in their collectives" : "the other ranks wait for them in their collectives")
                                    : "the job, whose ranks share no collective, ends when " + std::string(one ? "this rank does" : "these ranks do");
   std::string who = one ? "Straggler: " + name + " works " : "Stragglers: " + name + " work up to ";
+  std::set<int> slow_devices = {slow.device};
+  for (int i : v.tied) slow_devices.insert(r.ranks[static_cast<std::size_t>(i)].device);
+  const SlowSteps steps = slow_steps(r, slow.device, slow_devices);
+  const std::string when = when_slow(steps);
   Finding f{"slow_rank",
             who + ms(slow.work()) + " per step against " + ms(v.baseline_ns) + " on the other ranks (the median), " +
-                pct(v.excess_ns / v.baseline_ns) + " slower; " + (one ? "it loses " : "the slowest loses ") +
+                pct(v.excess_ns / v.baseline_ns) + " slower on average" +
+                (when.empty() ? "" : ", all of it" + when + " (a cause that began or ended during the run)") + "; " +
+                (one ? "it loses " : "the slowest loses ") +
                 ms(v.phase_excess_ns) + " of it " + v.phase + " (the phase where it differs most), and " + effect + ".",
             {{"work_ms_per_step", slow.work() / 1e6},
              {"others_median_ms_per_step", v.baseline_ns / 1e6},
              {"percent_slower", 100 * v.excess_ns / v.baseline_ns},
              {"phase_excess_ms_per_step", v.phase_excess_ns / 1e6},
              {"device", static_cast<double>(slow.device)},
-             {"ranks", static_cast<double>(v.tied.size() + 1)}}};
+             {"ranks", static_cast<double>(v.tied.size() + 1)},
+             {"slow_steps", static_cast<double>(steps.steps.size())},
+             {"steps_compared", static_cast<double>(steps.of)}}};
+  if (!when.empty()) f.numbers.push_back({"excess_in_slow_steps_ms", steps.excess_ns / 1e6});
   f.cost_ns_per_step = v.excess_ns, f.step_ns = slow.step;
   out.push_back(std::move(f));
 }

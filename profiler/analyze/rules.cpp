@@ -120,7 +120,9 @@ constexpr RuleDef kRules[] = {
      "a rank's own work (its step minus communication with no compute running) is >= 5% above the "
      "median of the other ranks'; ranks within 1% of its work are named with it, against the median of "
      "the rest, unless half the ranks or more are alike",
-     "the straggler's own work per step minus the other ranks' median (they wait that long for it)",
+     "the straggler's own work per step minus the other ranks' median (they wait that long for it); when it was "
+     "slow in some steps only (a cause that began or ended during the run), those steps are named with its excess "
+     "in each",
      Severity::kWarning,
      "look at the slow rank's device: npu-smi info/health for its clock, temperature and cores, npu-smi "
      "diag for its compute; balance its input or its share of the model"},

@@ -1,0 +1,45 @@
+// A straggler whose cause struck mid-run: slow_rank says which steps it was slow in, not only its
+// average over the run ("17.0% slower" of a rank 33% slower from step 11 on, as fast as the others
+// before; the step section's outlier line then read 0 steps, the median being a slow one).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/profiler/prof_test_util.hpp"
+
+namespace npukit::testing {
+namespace {
+
+TEST(SlowRankSteps, AFaultThatStruckMidRunNamesTheStepsItSlowed) {
+  // The diagnosis matrix's dp2 straggler, its fault moved from the start to the middle of 12 steps.
+  nlohmann::json w = nlohmann::json::parse(std::ifstream(std::string(NPUKIT_SOURCE_DIR) + "/workloads/diagnosis/straggler.json"));
+  w["steps"] = 12;
+  w["faults"][0]["at_ms"] = 12;  // a step is about 2 ms of the node's time
+  TempDir dir("mid-run");
+  const std::string workload = dir.str() + "-mid.json";
+  std::ofstream(workload) << w.dump();
+  ScopedNode node("mid-run", "--speed 1000 --seed 7");
+  auto rec = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() + " " + workload);
+  ASSERT_EQ(rec.exit_code, 0) << rec.output;
+  auto r = run_command(prof() + " report " + dir.str() + " --format json");
+  nlohmann::json report = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << r.output;
+  const nlohmann::json* slow = nullptr;
+  for (const auto& f : report["findings"]) slow = f["id"] == "slow_rank" ? &f : slow;
+  ASSERT_NE(slow, nullptr) << report["findings"].dump(1);
+  const nlohmann::json& n = (*slow)["numbers"];
+  const double slow_steps = n["slow_steps"], compared = n["steps_compared"];
+  EXPECT_EQ(compared, 11) << "12 steps less the warm-up";
+  EXPECT_GE(slow_steps, 2);
+  EXPECT_LE(slow_steps, 9);
+  // The average over all steps is the slow steps' excess spread over every step.
+  EXPECT_NEAR(n["excess_in_slow_steps_ms"].get<double>() * slow_steps / compared, (*slow)["cost_ms_per_step"].get<double>(),
+              0.02 * (*slow)["cost_ms_per_step"].get<double>());
+  const std::string text = (*slow)["text"];
+  EXPECT_NE(text.find("of 11 steps (steps " + std::to_string(13 - static_cast<int>(slow_steps)) + "-12)"), std::string::npos) << text;
+  std::remove(workload.c_str());
+}
+
+}  // namespace
+}  // namespace npukit::testing
