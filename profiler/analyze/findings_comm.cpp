@@ -264,6 +264,7 @@ double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& j
   std::map<int, int> steps;
   for (const StepWindow& w : d.steps) ++steps[w.device];
   const std::map<int, Intervals> hiding = hiding_by_device(d, judged, slow);
+  std::vector<SlowSpan> spans;
   double worst = 0;
   for (auto& [device, list] : by_device) {
     std::sort(list.begin(), list.end(), [](const auto& a, const auto& b) { return a.first->start < b.first->start; });
@@ -275,12 +276,17 @@ double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& j
     for (const auto& [c, excess] : list) {
       int64_t start = c->start <= prev_end ? std::min(healthy_prev_end, c->start) : c->start;  // queued: moves up
       auto healthy_end = static_cast<int64_t>(static_cast<double>(start) + static_cast<double>(c->end - c->start) - excess);
-      lost += open_ns(covered, c->start, c->end) - open_ns(covered, start, healthy_end);
+      const double one = open_ns(covered, c->start, c->end) - open_ns(covered, start, healthy_end);
+      lost += one, spans.push_back({device, c->start, c->end, one});
       prev_end = c->end, healthy_prev_end = healthy_end;
     }
     worst = std::max(worst, std::max(0.0, lost) / std::max(1, steps[device]));
   }
-  return worst;
+  std::set<int64_t> slow_groups;
+  for (const auto& [group, g] : slow) slow_groups.insert(group);
+  // At its devices' tail a collective delays only them: the others wait as far as they reach it.
+  std::optional<double> tail = tail_cost(d, spans, slow_groups);
+  return tail ? std::min(worst, *tail) : worst;
 }
 
 

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -40,6 +42,12 @@ MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices);
 bool kind_is(const LinkRecord& l, const char* kind);  // EMU_LINK kind, any case
 std::string host_of(const ProfileData& d, int device);  // "" in a one-host recording
 
+// A Send or Receive whose two ends are known (a peerless one, recorded before peers were
+// published, has dstRank 4294967295, read as -1), and each such transfer's devices: (communicator,
+// rank in it) -> device (findings_p2p.cpp).
+bool both_ends_known(const CollectiveRecord& c);
+std::map<std::pair<int64_t, int>, int> transfer_devices(const ProfileData& d);
+
 // A pipeline's transfers from one stage to the next (Send/Receive, both ends recorded). Of the two
 // ends the later to arrive waits for nobody, so over a run's micro-batches the shortest of its
 // Sends and its peer's Receives is the transfer's own time; it is judged against the line between
@@ -68,6 +76,21 @@ double point_to_point_cost(const ProfileData& d, const std::vector<PointToPoint>
 const char* line_text(const PointToPoint& l);                         // "their RoCE ports'", ...
 // "the link between rank 1 ... and rank 2 ...", narrowed as degraded_links_text can.
 std::string suspect_text(const ProfileData& d, const PointToPoint& l, const ReportHeader& h);
+
+// A slow collective's time with nothing beside it that its links' slowness added (exposed_cost's
+// replay), and when it ran.
+struct SlowSpan {
+  int device = 0;
+  int64_t start = 0, end = 0;
+  double lost_ns = 0;
+};
+// What `spans` cost per step, on the device that loses most, when every one is at its device's
+// tail: no communication outside `slow_groups` starts on the device after it within the step (a
+// pipeline stage's data-parallel AllReduce after its last send). The step then waits for it only
+// where another device waits: at the device's next transfer, whose other end, posted while it ran,
+// waited from then on (the previous stage computes its next step's first forward meanwhile).
+// nullopt when one is not at the tail (later collectives wait for all of it) or outside the steps.
+std::optional<double> tail_cost(const ProfileData& d, const std::vector<SlowSpan>& spans, const std::set<int64_t>& slow_groups);
 
 // Where a group's (or a stage pair's) transfers go: the links among `devices` (both ends among
 // them) and the devices' ports of `port_kind` ("roce"; "hccs": into a switch; "pcie": to the host;

@@ -10,19 +10,23 @@
 
 namespace npukit::prof {
 
+bool both_ends_known(const CollectiveRecord& c) { return c.src_rank >= 0 && c.dst_rank >= 0 && c.src_rank != c.dst_rank; }
+
+std::map<std::pair<int64_t, int>, int> transfer_devices(const ProfileData& d) {
+  std::map<std::pair<int64_t, int>, int> device_of;
+  for (const CollectiveRecord& c : d.collectives) {
+    if (both_ends_known(c)) device_of[{c.group, is_receive(d.str(c.op_type)) ? c.dst_rank : c.src_rank}] = c.device;
+  }
+  return device_of;
+}
+
 namespace {
 
 std::vector<PointToPoint> point_to_point_links(const ProfileData& d) {
-  std::map<std::pair<int64_t, int>, int> device_of;  // (group, rank in it) -> device
-  // Both ends known: a peerless Send or Receive (recordings before peers were published) has
-  // dstRank 4294967295, read as -1.
-  auto known = [](const CollectiveRecord& c) { return c.src_rank >= 0 && c.dst_rank >= 0 && c.src_rank != c.dst_rank; };
-  for (const CollectiveRecord& c : d.collectives) {
-    if (known(c)) device_of[{c.group, is_receive(d.str(c.op_type)) ? c.dst_rank : c.src_rank}] = c.device;
-  }
+  const std::map<std::pair<int64_t, int>, int> device_of = transfer_devices(d);
   std::map<std::pair<int, int>, PointToPoint> links;
   for (const CollectiveRecord& c : d.collectives) {
-    if (!known(c)) continue;
+    if (!both_ends_known(c)) continue;
     auto from = device_of.find({c.group, c.src_rank}), to = device_of.find({c.group, c.dst_rank});
     if (from == device_of.end() || to == device_of.end() || from->second == to->second) continue;  // the other end was not recorded
     PointToPoint& l = links[{from->second, to->second}];

@@ -101,8 +101,11 @@ constexpr RuleDef kRules[] = {
      "per step, on the device that loses most: how much less of the slow communicators' time would have nothing "
      "beside it (no compute, no collective of a communicator that is not slow: the step waits for that one anyway) "
      "if each took only its latencies and its bytes at 80% of line rate (replayed in order: a queued collective "
-     "moves up); plus, per boundary between two stages, its costlier direction's transfers' time beyond 80% of "
-     "line rate (under 1F1B one direction of each micro-batch lies on the step's critical path)",
+     "moves up), except that slow collectives at their devices' tail (none of the devices' other communication "
+     "follows them within the step: a pipeline stage's data-parallel AllReduce) cost no more than the device's "
+     "next transfer's other end waited for it; plus, per boundary between two stages, its costlier direction's "
+     "transfers' time beyond 80% of line rate (under 1F1B one direction of each micro-batch lies on the step's "
+     "critical path)",
      Severity::kWarning,
      "check the named links: npu-smi info -t topo and the link counters, npu-smi diag's bandwidth test, "
      "reseat or replace the part; route the communicator over other links meanwhile"},

@@ -115,7 +115,8 @@ inline double mean_step_ms(const std::string& npu_run_output) {
 // faulted run's mean step time less the clean one's (steps after the first).
 struct FaultAgainstClean {
   double truth_ms = 0;
-  nlohmann::json report;  // npu-prof report DIR --format json of the faulted run
+  nlohmann::json report;        // npu-prof report DIR --format json of the faulted run
+  nlohmann::json clean_report;  // ... and of the clean run, when it was recorded
   const nlohmann::json* finding(const std::string& id) const {
     for (const nlohmann::json& f : report["findings"]) {
       if (f["id"] == id) return &f;
@@ -137,8 +138,12 @@ inline FaultAgainstClean fault_against_clean(const ScopedNode& node, const std::
   auto faulted = run(dir);
   EXPECT_EQ(faulted.exit_code, 0) << faulted.output;
   out.truth_ms = mean_step_ms(faulted.output) - mean_step_ms(clean.output);
-  out.report = nlohmann::json::parse(run_command("(" + prof() + " report " + dir + " --format json 2>/dev/null)").output, nullptr, false);
+  auto report_of = [](const std::string& d) {
+    return nlohmann::json::parse(run_command("(" + prof() + " report " + d + " --format json 2>/dev/null)").output, nullptr, false);
+  };
+  out.report = report_of(dir);
   EXPECT_TRUE(out.report.is_object());
+  if (!clean_dir.empty()) out.clean_report = report_of(clean_dir);
   return out;
 }
 
