@@ -41,7 +41,8 @@ double others_median(const std::vector<RankRow>& ranks, Skip skip, Value value) 
   return median(std::move(v));
 }
 
-// Each device's first step and how many it has.
+}  // namespace
+
 std::map<int, std::pair<int64_t, int>> first_steps(const Report& r) {
   std::map<int, std::pair<int64_t, int>> first;
   for (const StepRow& s : r.steps) {
@@ -51,13 +52,10 @@ std::map<int, std::pair<int64_t, int>> first_steps(const Report& r) {
   return first;
 }
 
-// A device's first step is its warm-up, left out when later steps were recorded.
 bool is_warm_up(const std::map<int, std::pair<int64_t, int>>& first, const StepRow& s) {
   const auto& [first_step, steps] = first.at(s.device);
   return steps > 1 && s.step == first_step;
 }
-
-}  // namespace
 
 std::vector<RankRow> rank_rows(const Report& r) {
   // A device's first step is its warm-up (compiles, first allocations, a slow host's first input
@@ -325,6 +323,10 @@ void slow_rank(const Report& r, const HostVerdict& host, std::vector<Finding>& o
   if (host.is_slow(r.header.host_of(slow.device))) return;
   auto throttled = [&](const ThrottlePeriod& p) { return p.device == slow.device; };
   if (std::any_of(r.throttles.begin(), r.throttles.end(), throttled)) return;
+  // So is a starved input pipeline for a rank whose excess is waiting for input: the rank fed last
+  // (its host feeds its ranks one after another) is data_loader_starvation's, not a straggler.
+  auto starved = [](const Finding& f) { return f.id == "data_loader_starvation"; };
+  if (v.phase == std::string("waiting for input") && std::any_of(out.begin(), out.end(), starved)) return;
   const bool one = v.tied.empty();
   std::string name = straggler_label(r.header, r.ranks, v);
   // Ranks joined by collectives wait for the straggler there; ranks that run free do not wait,

@@ -3,7 +3,7 @@
 #pragma once
 
 #include <algorithm>
-
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +29,11 @@ struct StragglerVerdict {
   bool slow = false;         // excess >= straggler_threshold() of the baseline
 };
 StragglerVerdict straggler(const std::vector<RankRow>& ranks);
+// Each device's first step and how many it recorded; a device's first step is its warm-up (its
+// compiles, first allocations, a slow host's first input twice as slow), left out of per-step
+// figures when later steps were recorded, as npu-run's step time and the diagnosis truth do.
+std::map<int, std::pair<int64_t, int>> first_steps(const Report& r);
+bool is_warm_up(const std::map<int, std::pair<int64_t, int>>& first, const StepRow& s);
 // The rank the others wait for: the most own work (RankRow::work). Its step is its work plus its
 // waits, so what it waits in (a pipeline's receives, collectives) is the step's, not another
 // rank's slowness. `ranks` must not be empty.

@@ -7,8 +7,12 @@ namespace {
 constexpr RuleDef kRules[] = {
     {"data_loader_starvation", "step windows and the device's busy intervals (OVERLAP_ANALYSIS)",
      "the idle time before each step's first task, less the host's device malloc/free calls and online compiles "
-     "in it (allocator_cost's and shape_recompilation's), is >= 15% of the step",
-     "the average of that idle time", Severity::kWarning,
+     "in it (allocator_cost's and shape_recompilation's), is >= 15% of the step (the steps after each device's "
+     "warm-up; with collectives, the longest wait of the step's ranks)",
+     "the average of that idle time; with collectives the per-step longest (the others wait for the rank fed "
+     "last, one host's pipeline feeding its ranks in turn: that wait in their collectives is this rule's, not "
+     "communication's, and the rank fed last no straggler)",
+     Severity::kWarning,
      "feed the device faster: more loader workers, prefetching, pinned host memory"},
     {"unoverlapped_communication", "collective tasks against compute tasks per device (OVERLAP_ANALYSIS)",
      "communication with no compute running is >= 10% of the step",
