@@ -5,6 +5,7 @@
 
 #include "profiler/render/report_render.hpp"
 #include "profiler/render/text_table.hpp"
+#include "telemetry/collective_traffic.hpp"
 #include "telemetry/fields.hpp"
 
 namespace npukit::prof {
@@ -179,11 +180,18 @@ std::string comm_section(const Report& r) {
   if (types.empty()) return out + "  (no collectives)\n";
   out += types.render() + "\n";
   TextTable sizes({"Group", "OP Type", "Size(B)", "Ranks", "Count", "Avg(us)", "algbw(GB/s)", "busbw(GB/s)"}, 2);
+  bool point_to_point = false;
   for (const CommSizeRow& row : r.comm_sizes) {
     sizes.add({row.group, collective_display_name(row.op_type), std::to_string(row.bytes), std::to_string(row.ranks), std::to_string(row.count), us(row.avg_ns),
                fixed(row.algbw / 1e9, 2), fixed(row.busbw / 1e9, 2)});
+    point_to_point = point_to_point || telemetry::is_point_to_point(row.op_type);
   }
-  return out + sizes.render();
+  out += sizes.render();
+  if (point_to_point) {
+    out += "  send, receive: bandwidth from the shortest call (its later end waited for nobody); the average\n"
+           "  also holds the wait for the other stage\n";
+  }
+  return out;
 }
 
 std::string memory_section(const Report& r) {

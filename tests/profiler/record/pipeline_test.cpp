@@ -45,6 +45,19 @@ TEST(PipelineBubble, TheReportNamesTheBubbleNotASlowLink) {
   EXPECT_NE(report["header"]["job"]["layout"].get<std::string>().find("pp4 (8 micro-batches, 1F1B)"), std::string::npos);
   auto text = run_command(prof() + " report " + run.dir);
   expect_bubble_part_of_exposed(text.output);
+  // A healthy link between stages reads as one: a Send's or Receive's bandwidth is its shortest
+  // call's (the average, which holds the bubble, read 1.4 GB/s over a 56 GB/s HCCS link).
+  int transfers = 0;
+  for (const auto& g : report["communication"]["by_group"]) {
+    std::string type = g["op_type"];
+    if (type.find("send") == std::string::npos && type.find("receive") == std::string::npos) continue;
+    ++transfers;
+    EXPECT_GT(g["algbw_bytes_per_s"].get<double>(), 0.5 * 56e9) << g.dump();
+    EXPECT_LT(g["algbw_bytes_per_s"].get<double>(), 56e9) << g.dump();
+  }
+  EXPECT_GT(transfers, 0);
+  auto comm = run_command(prof() + " report " + run.dir + " --section comm");
+  EXPECT_NE(comm.output.find("send, receive: bandwidth from the shortest call"), std::string::npos) << comm.output;
 }
 
 // (m + p - 1) slots of a stage's forward and backward make a step: 8 -> 32 micro-batches takes the
