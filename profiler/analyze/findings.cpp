@@ -17,9 +17,6 @@ namespace npukit::prof {
 
 namespace {
 
-// Measured's key for the time data_loader_starvation found inside the critical rank's collectives.
-constexpr const char* kInputWaitInCommunication = "data_loader_starvation.in_communication";
-
 // Thresholds of the rules.
 constexpr double kStarvationShare = 0.15;      // idle lead of a step before its first task
 constexpr double kExposedCommShare = 0.10;     // communication not overlapped, share of step time
@@ -370,7 +367,10 @@ void add_findings(const ProfileData& data, Report& r) {
   const std::vector<PointToPoint> stage_links = slow_point_to_point(data);  // read by three rules
   const double stage_links_cost = point_to_point_cost(data, stage_links);
   slow_link(data, r, stage_links, r.findings, r.measured_cost_ns_per_step);
-  pipeline_bubble(data, r, stage_links_cost, r.findings, r.measured_cost_ns_per_step);
+  // A slow collective at its stage's tail costs the step in the other stages' receives: slow_link's.
+  auto at_tail = r.measured_cost_ns_per_step.find(kSlowLinkAtTail);
+  const double links_in_receives = stage_links_cost + (at_tail == r.measured_cost_ns_per_step.end() ? 0 : at_tail->second);
+  pipeline_bubble(data, r, links_in_receives, r.findings, r.measured_cost_ns_per_step);
   exposed_communication(r, stage_links_cost, r.findings, r.measured_cost_ns_per_step);
   aicpu(r, r.findings, r.measured_cost_ns_per_step);
   memory_bound(r, r.findings);

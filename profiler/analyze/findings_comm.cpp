@@ -252,7 +252,13 @@ std::map<int, Intervals> hiding_by_device(const ProfileData& d, const std::map<i
 // queued behind the previous (it started as that one ended) starts when the previous would have
 // ended; the compute stays where it was. Collectives hidden under compute so lose nothing, and
 // the slack between them absorbs delay as it does on the device.
-double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& judged, const std::map<int64_t, GroupLinks>& slow) {
+// The slow collectives' cost; `at_tail` is set when they all sit at their devices' tail, where the
+// cost is in the other stages' waits (pipeline_bubble's receives) rather than on the device.
+struct ExposedCost {
+  double ns = 0;
+  bool at_tail = false;
+};
+ExposedCost exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& judged, const std::map<int64_t, GroupLinks>& slow) {
   std::map<int, std::vector<std::pair<const CollectiveRecord*, double>>> by_device;  // with its excess
   for (const CollectiveRecord& c : d.collectives) {
     auto g = slow.find(c.group);
@@ -286,7 +292,8 @@ double exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& j
   for (const auto& [group, g] : slow) slow_groups.insert(group);
   // At its devices' tail a collective delays only them: the others wait as far as they reach it.
   std::optional<double> tail = tail_cost(d, spans, slow_groups);
-  return tail ? std::min(worst, *tail) : worst;
+  if (tail && *tail < worst) return {*tail, true};
+  return {worst, false};
 }
 
 
@@ -344,8 +351,10 @@ void slow_link(const ProfileData& d, const Report& r, const std::vector<PointToP
   }
   // A pipeline's stage-to-stage transfers too (a degraded port between two stages was left to
   // pipeline_bubble, whose advice is more micro-batches).
-  double cost = (slow.empty() ? 0 : exposed_cost(d, groups, slow)) + point_to_point_cost(d, slow_p2p);
+  const ExposedCost collectives = slow.empty() ? ExposedCost{} : exposed_cost(d, groups, slow);
+  double cost = collectives.ns + point_to_point_cost(d, slow_p2p);
   if (!groups.empty() || !slow_p2p.empty()) measured["slow_link"] = cost;
+  if (collectives.at_tail) measured[kSlowLinkAtTail] = collectives.ns;
   if (slow.empty() && slow_p2p.empty()) return;
   std::string list;
   Finding f{"slow_link", "", {}};

@@ -22,8 +22,13 @@ inline std::string fmt(const char* format, double v) {
 inline std::string ms(double ns) { return fmt("%.3f ms", ns / 1e6); }
 inline std::string pct(double fraction) { return fmt("%.1f%%", fraction * 100); }
 
-// Rule id -> what it measured, ns per step, whether it fired or not.
+// Rule id -> what it measured, ns per step, whether it fired or not; and parts of a rule's
+// measure that a later rule must not count again, under "<rule>.<part>":
 using Measured = std::map<std::string, double>;
+// what data_loader_starvation found inside the critical rank's collectives (its wait for ranks fed later)
+inline constexpr const char* kInputWaitInCommunication = "data_loader_starvation.in_communication";
+// slow_link's cost when all of it is at its devices' tail: in the other stages' waits (pipeline_bubble)
+inline constexpr const char* kSlowLinkAtTail = "slow_link.at_tail";
 
 // The slow host's ranks are that finding's, not slow_rank's (`host`: slow_host_verdict).
 void slow_rank(const Report& r, const HostVerdict& host, std::vector<Finding>& out, Measured& measured);  // findings_ranks.cpp
