@@ -4,6 +4,7 @@
 // others (a degraded dp link of pipeline-train was costed 54.8 ms per step for a true 5.2).
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "profiler/analyze/findings_links.hpp"
 #include "profiler/analyze/report_build.hpp"
@@ -31,43 +32,28 @@ const StepWindow* window_at(const std::vector<StepWindow>& windows, int64_t t) {
   return t < it->window.end ? &*it : nullptr;
 }
 
-// The Sends and Receives of each ordered pair of devices (from, to), in time order: the n-th Send
-// from one meets the n-th Receive on the other (the emulator's rendezvous, as HCCL's).
-struct Transfers {
-  std::map<std::pair<int, int>, std::vector<const CollectiveRecord*>> sends, receives;
-};
-Transfers transfers_of(const ProfileData& d) {
+// Each Send's Receive and each Receive's Send: between an ordered pair of devices (from, to), the
+// n-th Send from one meets the n-th Receive on the other (the emulator's rendezvous, as HCCL's).
+std::unordered_map<const CollectiveRecord*, const CollectiveRecord*> other_ends(const ProfileData& d) {
   const std::map<std::pair<int64_t, int>, int> device_of = transfer_devices(d);
-  Transfers out;
+  std::map<std::pair<int, int>, std::vector<const CollectiveRecord*>> sends, receives;
   for (const CollectiveRecord& c : d.collectives) {
     if (!both_ends_known(c)) continue;
     auto from = device_of.find({c.group, c.src_rank}), to = device_of.find({c.group, c.dst_rank});
     if (from == device_of.end() || to == device_of.end()) continue;
-    auto& list = is_receive(d.str(c.op_type)) ? out.receives : out.sends;
-    list[{from->second, to->second}].push_back(&c);
+    (is_receive(d.str(c.op_type)) ? receives : sends)[{from->second, to->second}].push_back(&c);
   }
-  for (auto* lists : {&out.sends, &out.receives}) {
-    for (auto& [pair, v] : *lists) {
-      std::sort(v.begin(), v.end(), [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->start < b->start; });
+  auto by_start = [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->start < b->start; };
+  std::unordered_map<const CollectiveRecord*, const CollectiveRecord*> out;
+  for (auto& [pair, sent] : sends) {
+    auto got = receives.find(pair);
+    if (got == receives.end()) continue;
+    std::sort(sent.begin(), sent.end(), by_start), std::sort(got->second.begin(), got->second.end(), by_start);
+    for (std::size_t n = 0; n < std::min(sent.size(), got->second.size()); ++n) {
+      out[sent[n]] = got->second[n], out[got->second[n]] = sent[n];
     }
   }
   return out;
-}
-
-// When the other end of `c` (a Send or Receive) was posted, or nullopt.
-std::optional<int64_t> other_end_posted(const ProfileData& d, const Transfers& t, const CollectiveRecord& c) {
-  const bool receive = is_receive(d.str(c.op_type));
-  const auto& mine = receive ? t.receives : t.sends;
-  const auto& theirs = receive ? t.sends : t.receives;
-  for (const auto& [pair, list] : mine) {
-    auto at = std::find(list.begin(), list.end(), &c);
-    if (at == list.end()) continue;
-    auto other = theirs.find(pair);
-    auto n = static_cast<std::size_t>(at - list.begin());
-    if (other == theirs.end() || n >= other->second.size()) return std::nullopt;
-    return other->second[n]->start;
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -81,7 +67,7 @@ std::optional<double> tail_cost(const ProfileData& d, const std::vector<SlowSpan
   for (auto& [device, v] : others) {
     std::sort(v.begin(), v.end(), [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->start < b->start; });
   }
-  const Transfers transfers = transfers_of(d);
+  const auto other_end = other_ends(d);
   // Per device and the communication that follows its slow tail (null: none), what they added.
   std::map<std::pair<int, const CollectiveRecord*>, double> added;
   for (const SlowSpan& s : spans) {
@@ -110,8 +96,8 @@ std::optional<double> tail_cost(const ProfileData& d, const std::vector<SlowSpan
     }
     double cost = ns;
     if (is_point_to_point(d.str(next->op_type))) {
-      if (auto posted = other_end_posted(d, transfers, *next)) {
-        cost = std::min(cost, std::max(0.0, static_cast<double>(next->start - *posted)));
+      if (auto other = other_end.find(next); other != other_end.end()) {
+        cost = std::min(cost, std::max(0.0, static_cast<double>(next->start - other->second->start)));
         capped[device].first += cost, ++capped[device].second;
       }
     }
