@@ -149,7 +149,7 @@ void Node::refresh_links(int cause) {
       link.up = !down;
       if (down) link.down_events.push_back(now());
     }
-    if (flipped || retrained) {
+    if (flipped || (retrained && link.up)) {  // a down link's new rate is said when it comes up
       int device = cause >= 0 && (l.src == cause || l.dst == cause) ? cause : l.src >= 0 ? l.src : l.dst;
       if (!events_.empty()) events_.link_state({l.id, link.up, device, now(), link.rate_share * 100});
     }

@@ -91,12 +91,14 @@ void starvation(const ProfileData& d, const Report& r, const HostVerdict& slow, 
 
 // Measured on the rank the others wait for (the most own work): what the other ranks spend in
 // communication beyond it is waiting for that rank (slow_rank), not transfer time.
-void exposed_communication(const Report& r, double stage_links_cost, std::vector<Finding>& out, Measured& measured) {
+void exposed_communication(const Report& r, std::vector<Finding>& out, Measured& measured) {
   if (r.ranks.empty()) return;
   const RankRow& critical = critical_rank(r.ranks);
-  // Of slow_link's cost, its collectives' part: a slow pipeline link's is in the receives (below).
-  auto link = measured.find("slow_link");
-  const double slow_collectives = link == measured.end() ? 0 : std::max(0.0, link->second - stage_links_cost);
+  // What slow_link's collectives add on their devices (a slow pipeline link's is in the receives,
+  // below): at a stage's tail more than their cost to the step, and all of it not the job's own
+  // exposure (a degraded dp link's 54.8 ms per step on its stage would read as 67.6 ms exposed).
+  auto link = measured.find(kSlowLinkOnDevice);
+  const double slow_collectives = link == measured.end() ? 0 : std::max(0.0, link->second);
   // What a slow link adds is that rule's cost (slow_link runs first), not this one's; nor are the
   // rank's pipeline receives, where stages wait for each other (pipeline_bubble).
   // The share of communication exposed is taken on the same terms: a slow link's added time and
@@ -371,7 +373,7 @@ void add_findings(const ProfileData& data, Report& r) {
   auto at_tail = r.measured_cost_ns_per_step.find(kSlowLinkAtTail);
   const double links_in_receives = stage_links_cost + (at_tail == r.measured_cost_ns_per_step.end() ? 0 : at_tail->second);
   pipeline_bubble(data, r, links_in_receives, r.findings, r.measured_cost_ns_per_step);
-  exposed_communication(r, stage_links_cost, r.findings, r.measured_cost_ns_per_step);
+  exposed_communication(r, r.findings, r.measured_cost_ns_per_step);
   aicpu(r, r.findings, r.measured_cost_ns_per_step);
   memory_bound(r, r.findings);
   churn(data, r, r.findings);

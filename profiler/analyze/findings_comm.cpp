@@ -257,6 +257,7 @@ std::map<int, Intervals> hiding_by_device(const ProfileData& d, const std::map<i
 struct ExposedCost {
   double ns = 0;
   bool at_tail = false;
+  double on_device_ns = 0;  // what they add on their own devices, whether the step waits or not
 };
 ExposedCost exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& judged, const std::map<int64_t, GroupLinks>& slow) {
   std::map<int, std::vector<std::pair<const CollectiveRecord*, double>>> by_device;  // with its excess
@@ -292,8 +293,8 @@ ExposedCost exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLink
   for (const auto& [group, g] : slow) slow_groups.insert(group);
   // At its devices' tail a collective delays only them: the others wait as far as they reach it.
   std::optional<double> tail = tail_cost(d, spans, slow_groups);
-  if (tail && *tail < worst) return {*tail, true};
-  return {worst, false};
+  if (tail && *tail < worst) return {*tail, true, worst};
+  return {worst, false, worst};
 }
 
 
@@ -303,14 +304,30 @@ std::string device_list(const std::set<int>& devices) {
   return out;
 }
 
-// The links the counters saw retrain slow on the slow groups' paths (degraded_links_text); else
-// "device 3's links" when one device is in every slow group (and a group has more than two).
+// Where a slow group's transfers go (degraded_links_text): among its members, and their RoCE ports
+// across hosts, their ports into a switch, or their PCIe links through the host.
+LinkPath path_of(const GroupLinks& g) {
+  return {g.devices, g.hosts.size() > 1 ? "roce" : g.path.switched ? "hccs" : g.path.through_host ? "pcie" : ""};
+}
+
+std::string structural_suspect(const std::map<int64_t, GroupLinks>& slow);
+
+// The links that ran slow on the slow groups' paths (degraded_links_text), and for the groups on
+// none of those, where their members' paths leave it open (structural_suspect).
 std::string suspect(const ProfileData& d, const ReportHeader& h, const std::map<int64_t, GroupLinks>& slow) {
   std::vector<LinkPath> paths;
+  std::map<int64_t, GroupLinks> unexplained;
   for (const auto& [group, g] : slow) {
-    paths.push_back({g.devices, g.hosts.size() > 1 ? "roce" : g.path.switched ? "hccs" : g.path.through_host ? "pcie" : ""});
+    paths.push_back(path_of(g));
+    if (degraded_links_text(d, h, {path_of(g)}).empty()) unexplained.emplace(group, g);
   }
-  if (std::string known = degraded_links_text(d, h, paths); !known.empty()) return known;
+  std::string known = unexplained.size() == slow.size() ? "" : degraded_links_text(d, h, paths);
+  if (unexplained.empty()) return known;
+  return (known.empty() ? "" : known + "; ") + structural_suspect(unexplained);
+}
+
+// "device 3's links" when one device is in every slow group (and a group has more than two).
+std::string structural_suspect(const std::map<int64_t, GroupLinks>& slow) {
   for (const auto& [group, g] : slow) {  // across hosts the HCCS meshes are judged by the groups within one
     if (g.hosts.size() > 1) {
       std::string hosts;
@@ -355,6 +372,7 @@ void slow_link(const ProfileData& d, const Report& r, const std::vector<PointToP
   double cost = collectives.ns + point_to_point_cost(d, slow_p2p);
   if (!groups.empty() || !slow_p2p.empty()) measured["slow_link"] = cost;
   if (collectives.at_tail) measured[kSlowLinkAtTail] = collectives.ns;
+  measured[kSlowLinkOnDevice] = collectives.on_device_ns;
   if (slow.empty() && slow_p2p.empty()) return;
   std::string list;
   Finding f{"slow_link", "", {}};
@@ -382,8 +400,10 @@ void slow_link(const ProfileData& d, const Report& r, const std::vector<PointToP
     if (suspects.find(one) == std::string::npos) suspects += (suspects.empty() ? "" : "; ") + one;
   }
   f.text = "Slow link: " + list + "; healthy links reach about " + pct(kHealthyShare) + ". The suspect is " + suspects +
-           (cost > 0 ? ". The slowness costs " + ms(cost) + " per step of communication with nothing else running."
-                     : ". It costs no step time in this run: the communication stays hidden behind compute and other communicators' collectives.");
+           (cost > 0                ? ". The slowness costs " + ms(cost) + " per step of communication with nothing else running."
+            : collectives.at_tail ? ". It costs no step time in this run: its collectives end their devices' part of the step, "
+                                    "and no other device waited for them."
+                                  : ". It costs no step time in this run: the communication stays hidden behind compute and other communicators' collectives.");
   f.numbers.insert(f.numbers.begin(), {"cost_ms_per_step", cost / 1e6});
   double step = 0;
   for (const RankRow& row : r.ranks) step = std::max(step, row.step);

@@ -29,6 +29,9 @@ using Measured = std::map<std::string, double>;
 inline constexpr const char* kInputWaitInCommunication = "data_loader_starvation.in_communication";
 // slow_link's cost when all of it is at its devices' tail: in the other stages' waits (pipeline_bubble)
 inline constexpr const char* kSlowLinkAtTail = "slow_link.at_tail";
+// what slow_link's collectives add on their own devices, the step waiting or not (at a tail, more
+// than its cost): not exposed communication of the job's own
+inline constexpr const char* kSlowLinkOnDevice = "slow_link.on_device";
 
 // The slow host's ranks are that finding's, not slow_rank's (`host`: slow_host_verdict).
 void slow_rank(const Report& r, const HostVerdict& host, std::vector<Finding>& out, Measured& measured);  // findings_ranks.cpp

@@ -1,6 +1,7 @@
 // Per-rank rows and the slow-rank rule: which rank the others wait for, and in which phase of its
 // step it loses the time.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -274,7 +275,9 @@ namespace {
 struct SlowSteps {
   std::vector<int64_t> steps;  // ascending
   int of = 0;                  // steps compared
+  int64_t first = 0, last = 0; // the first and last step compared
   double excess_ns = 0;        // mean over `steps`
+  double rest_share = 0;       // the other steps' mean excess, share of their baseline
 };
 SlowSteps slow_steps(const Report& r, int device, const std::set<int>& slow) {
   const std::map<int, std::pair<int64_t, int>> first = first_steps(r);
@@ -287,26 +290,36 @@ SlowSteps slow_steps(const Report& r, int device, const std::set<int>& slow) {
     else if (!slow.count(s.device)) others[s.step].push_back(work);
   }
   SlowSteps out;
+  double rest = 0, rest_base = 0;
   for (const auto& [step, work] : mine) {
     auto o = others.find(step);
     if (o == others.end()) continue;
     double base = median(o->second);
-    ++out.of;
-    if (base > 0 && (work - base) / base >= kStragglerShare) out.steps.push_back(step), out.excess_ns += work - base;
+    if (out.of++ == 0) out.first = step;
+    out.last = step;
+    if (base > 0 && (work - base) / base >= kStragglerShare) {
+      out.steps.push_back(step), out.excess_ns += work - base;
+    } else {
+      rest += work - base, rest_base += base;
+    }
   }
   if (!out.steps.empty()) out.excess_ns /= static_cast<double>(out.steps.size());
+  out.rest_share = rest_base > 0 ? rest / rest_base : 0;
   return out;
 }
 
-// " in 10 of 19 steps (steps 11-20), 78.915 ms in each", or "" when it was slow in every step.
+// ", all of it in 10 of 19 steps (steps 11-20), 78.915 ms more in each (a cause that began
+// during the run)": only when the slow steps are one run from the first or to the last step
+// compared and the other steps were as fast as the rest of the ranks'; else "" (a rank slow
+// throughout, jitter taking some of its steps under the threshold, read as a cause that came).
 std::string when_slow(const SlowSteps& s) {
-  if (s.steps.empty() || static_cast<int>(s.steps.size()) == s.of) return "";
-  bool run = s.steps.back() - s.steps.front() + 1 == static_cast<int64_t>(s.steps.size());
-  std::string which = run ? (s.steps.size() == 1 ? "step " + std::to_string(s.steps.front())
-                                                  : "steps " + std::to_string(s.steps.front()) + "-" + std::to_string(s.steps.back()))
-                           : std::to_string(s.steps.size()) + " scattered steps";
-  return " in " + std::to_string(s.steps.size()) + " of " + std::to_string(s.of) + " steps (" + which + "), " +
-         ms(s.excess_ns) + " more in each";
+  if (s.steps.size() < 2 || static_cast<int>(s.steps.size()) == s.of) return "";
+  const bool run = s.steps.back() - s.steps.front() + 1 == static_cast<int64_t>(s.steps.size());
+  const bool at_an_end = s.steps.front() == s.first || s.steps.back() == s.last;
+  if (!run || !at_an_end || std::abs(s.rest_share) >= kStragglerShare / 2) return "";
+  return ", all of it in " + std::to_string(s.steps.size()) + " of " + std::to_string(s.of) + " steps (steps " +
+         std::to_string(s.steps.front()) + "-" + std::to_string(s.steps.back()) + "), " + ms(s.excess_ns) +
+         " more in each (a cause that " + (s.steps.front() == s.first ? "ended" : "began") + " during the run)";
 }
 
 }  // namespace
@@ -341,8 +354,7 @@ void slow_rank(const Report& r, const HostVerdict& host, std::vector<Finding>& o
   const std::string when = when_slow(steps);
   Finding f{"slow_rank",
             who + ms(slow.work()) + " per step against " + ms(v.baseline_ns) + " on the other ranks (the median), " +
-                pct(v.excess_ns / v.baseline_ns) + " slower on average" +
-                (when.empty() ? "" : ", all of it" + when + " (a cause that began or ended during the run)") + "; " +
+                pct(v.excess_ns / v.baseline_ns) + " slower on average" + when + "; " +
                 (one ? "it loses " : "the slowest loses ") +
                 ms(v.phase_excess_ns) + " of it " + v.phase + " (the phase where it differs most), and " + effect + ".",
             {{"work_ms_per_step", slow.work() / 1e6},

@@ -308,11 +308,19 @@ void comm_tables(const ProfileData& d, const StepFilter& filter, Report& r) {
   std::map<int64_t, std::vector<int64_t>> by_type;
   std::map<std::pair<int, int64_t>, std::vector<int64_t>> by_device;
   std::map<std::tuple<int64_t, int64_t, int64_t, int>, std::vector<int64_t>> by_size;  // group, type, bytes, ranks
+  // A pipeline transfer's shortest over both its ends (the Send's and the Receive's), per
+  // (group, bytes, from rank, to rank); and each row's transfers.
+  std::map<std::tuple<int64_t, int64_t, int, int>, int64_t> shortest;
+  std::map<std::tuple<int64_t, int64_t, int64_t, int>, std::set<std::pair<int, int>>> transfers;
   for (const CollectiveRecord& c : d.collectives) {
     if (!filter.contains(c.device, c.start)) continue;
     by_type[c.op_type].push_back(c.end - c.start);
     by_device[{c.device, c.op_type}].push_back(c.end - c.start);
     by_size[{c.group, c.op_type, c.bytes, c.ranks}].push_back(c.end - c.start);
+    if (!is_point_to_point(d.str(c.op_type))) continue;
+    auto [it, fresh] = shortest.try_emplace({c.group, c.bytes, c.src_rank, c.dst_rank}, c.end - c.start);
+    it->second = std::min(it->second, c.end - c.start);
+    transfers[{c.group, c.op_type, c.bytes, c.ranks}].insert({c.src_rank, c.dst_rank});
   }
   for (auto& [type, durations] : by_type) r.comm_types.push_back({d.str(type), duration_stats(durations)});
   set_ratios(r.comm_types);
@@ -328,9 +336,14 @@ void comm_tables(const ProfileData& d, const StepFilter& filter, Report& r) {
     std::string op = d.str(type);
     std::string group_name = group < 0 ? "N/A" : d.str(group);
     // A Send or Receive waits for its other end: its average holds the pipeline's bubble, and only
-    // its shortest call, whose later end waited for nobody, says the link's rate (the average read
-    // 1.4 GB/s on a healthy 56 GB/s link).
-    const double time = is_point_to_point(op) ? static_cast<double>(s.min) : s.avg;
+    // a transfer's shortest call over both its ends, the later end waiting for nobody, says the
+    // link's rate (the average read 1.4 GB/s on a healthy 56 GB/s link). The row's transfers each
+    // have their shortest; the slowest of those is the row's (a degraded boundary stays in sight).
+    double slowest_link = 0;
+    for (const auto& [from, to] : transfers[key]) {
+      slowest_link = std::max(slowest_link, static_cast<double>(shortest[{group, bytes, from, to}]));
+    }
+    const double time = is_point_to_point(op) ? slowest_link : s.avg;
     double algbw = time > 0 ? static_cast<double>(bytes) * algbw_size_factor(op, ranks) / (time / 1e9) : 0;
     r.comm_sizes.push_back({group_name, op, bytes, ranks, s.count, s.avg, algbw, algbw * busbw_factor(op, ranks)});
   }

@@ -188,8 +188,8 @@ std::string comm_section(const Report& r) {
   }
   out += sizes.render();
   if (point_to_point) {
-    out += "  send, receive: bandwidth from the shortest call (its later end waited for nobody); the average\n"
-           "  also holds the wait for the other stage\n";
+    out += "  send, receive: bandwidth from the shortest call of each link (its later end waited for nobody),\n"
+           "  the slowest link's; the average also holds the wait for the other stage\n";
   }
   return out;
 }

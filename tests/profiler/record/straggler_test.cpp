@@ -29,15 +29,18 @@ TEST(SlowRankSteps, AFaultThatStruckMidRunNamesTheStepsItSlowed) {
   for (const auto& f : report["findings"]) slow = f["id"] == "slow_rank" ? &f : slow;
   ASSERT_NE(slow, nullptr) << report["findings"].dump(1);
   const nlohmann::json& n = (*slow)["numbers"];
+  ASSERT_TRUE(n.contains("slow_steps") && n.contains("steps_compared")) << slow->dump();
   const double slow_steps = n["slow_steps"], compared = n["steps_compared"];
   EXPECT_EQ(compared, 11) << "12 steps less the warm-up";
   EXPECT_GE(slow_steps, 2);
   EXPECT_LE(slow_steps, 9);
   // The average over all steps is the slow steps' excess spread over every step.
+  ASSERT_TRUE(n.contains("excess_in_slow_steps_ms")) << slow->dump();
   EXPECT_NEAR(n["excess_in_slow_steps_ms"].get<double>() * slow_steps / compared, (*slow)["cost_ms_per_step"].get<double>(),
               0.02 * (*slow)["cost_ms_per_step"].get<double>());
   const std::string text = (*slow)["text"];
   EXPECT_NE(text.find("of 11 steps (steps " + std::to_string(13 - static_cast<int>(slow_steps)) + "-12)"), std::string::npos) << text;
+  EXPECT_NE(text.find("(a cause that began during the run)"), std::string::npos) << text;
   std::remove(workload.c_str());
 }
 
