@@ -119,6 +119,38 @@ TEST(SlowRankFinding, SaysTheOthersWaitOnlyWhenTheyShareCollectives) {
   EXPECT_NE(free[0].text.find("ends when this rank does"), std::string::npos) << free[0].text;
 }
 
+// Three ranks over steps 1-11 (step 1 the warm-up), rank 2 working `work_ms(step)` per step and
+// the others 8 ms, each step 10 ms long.
+Report stepped(double (*work_ms)(int64_t)) {
+  Report r;
+  for (int64_t step = 1; step <= 11; ++step) {
+    for (int device = 0; device < 3; ++device) {
+      StepRow s;
+      s.device = device, s.step = step;
+      const double work = (device == 2 ? work_ms(step) : 8.0) * 1e6;
+      s.b.step = 10'000'000, s.b.computing = static_cast<int64_t>(work), s.b.comm_not_overlapped = s.b.step - s.b.computing;
+      r.steps.push_back(s);
+    }
+  }
+  r.ranks = rank_rows(r);
+  r.comm_types.push_back({});
+  return r;
+}
+
+// A cause that struck mid-run is named with its steps; a rank slow throughout, whose jitter takes
+// some steps under the 5% threshold, is not read as one (it was: "all of it in 6 of 10 steps (6
+// scattered steps) (a cause that began or ended during the run)").
+TEST(SlowRankFinding, NamesTheStepsOfACauseThatStruckMidRunNotOfJitter) {
+  auto mid = slow_rank_of(stepped([](int64_t step) { return step >= 7 ? 10.0 : 8.0; }));
+  ASSERT_EQ(mid.size(), 1u);
+  EXPECT_NE(mid[0].text.find("all of it in 5 of 10 steps (steps 7-11), 2.000 ms more in each (a cause that began during the run)"),
+            std::string::npos)
+      << mid[0].text;
+  auto jitter = slow_rank_of(stepped([](int64_t step) { return step % 2 ? 8.8 : 8.2; }));  // 10% and 2.5% over
+  ASSERT_EQ(jitter.size(), 1u);
+  EXPECT_EQ(jitter[0].text.find("all of it"), std::string::npos) << jitter[0].text;
+}
+
 TEST(SlowRankFinding, AThrottledRankIsTheThrottlingFindings) {
   EXPECT_TRUE(slow_rank_of(straggling(true, true)).empty());
 }
