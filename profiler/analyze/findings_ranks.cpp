@@ -44,20 +44,6 @@ double others_median(const std::vector<RankRow>& ranks, Skip skip, Value value) 
 
 }  // namespace
 
-std::map<int, std::pair<int64_t, int>> first_steps(const Report& r) {
-  std::map<int, std::pair<int64_t, int>> first;
-  for (const StepRow& s : r.steps) {
-    auto [it, fresh] = first.try_emplace(s.device, s.step, 0);
-    it->second.first = std::min(it->second.first, s.step), ++it->second.second;
-  }
-  return first;
-}
-
-bool is_warm_up(const std::map<int, std::pair<int64_t, int>>& first, const StepRow& s) {
-  const auto& [first_step, steps] = first.at(s.device);
-  return steps > 1 && s.step == first_step;
-}
-
 std::vector<RankRow> rank_rows(const Report& r) {
   // A device's first step is its warm-up (compiles, first allocations, a slow host's first input
   // twice as slow): with later steps recorded, the rows are theirs, as the step time npu-run
