@@ -98,18 +98,19 @@ TEST(Switched, AProfileWithoutLinkLatenciesIsJudgedOnRateAlone) {
 }
 
 // The diagnosis matrix's slow-link scenario degrades device 1's links from its own timeline, for
-// the job only: at speed 1000 no counter sample falls within it, and the link events say which
-// link retrained slow (the group's one link here; "the link between devices 0 and 1" said nothing
-// of its state).
+// the job only: at speed 1000 a counter sample rarely falls within it, and the link events say
+// which link retrained slow (the group's one link here; "the link between devices 0 and 1" said
+// nothing of its state).
 TEST(SlowLinkSuspect, ALinkThatRetrainedSlowBetweenTwoSamplesIsNamedFromItsEvents) {
   ScopedNode node("retrained", "--speed 1000 --seed 7");
   TempDir dir("retrained");
   auto rec = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() + " " +
                          NPUKIT_SOURCE_DIR + "/workloads/diagnosis/slow-link.json");
   ASSERT_EQ(rec.exit_code, 0) << rec.output;
+  // Whether or not a sample fell within the fault (one can on a loaded machine), the events alone
+  // name the link: the samples of the links' rates are taken out.
   for (const std::string& db : find_dbs(dir.str())) {
-    EXPECT_EQ(sqlite(db, "SELECT count(*) FROM EMU_COUNTER WHERE fieldId = 404 AND value < 95").output, "0\n")
-        << db << ": a sample saw the fault, so this does not test the events";
+    EXPECT_EQ(sqlite(db, "DELETE FROM EMU_COUNTER WHERE fieldId = 404").exit_code, 0) << db;
   }
   auto report = run_command(prof() + " report " + dir.str() + " --section findings");
   EXPECT_NE(report.output.find("The suspect is the link between rank 0 (device 0) and rank 1 (device 1), which ran at 25% of "
