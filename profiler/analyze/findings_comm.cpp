@@ -8,7 +8,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include <tuple>
 
 #include <strings.h>
 
@@ -102,7 +101,6 @@ RoceRate member_roce_rate(const ProfileData& d, const std::set<int>& devices) {
   return r;
 }
 
-
 namespace {
 
 // One collective as every rank ran it (its opName); the last rank to arrive waited for nobody,
@@ -142,7 +140,6 @@ std::map<int64_t, Instance> instances(const ProfileData& d) {
   }
   return out;
 }
-
 
 // "30 GB/s", "300 GB/s per port into the switch", or for members in two groups "HCCS 30 GB/s
 // within each mesh, 16 GB/s between them".
@@ -246,12 +243,6 @@ std::map<int, Intervals> hiding_by_device(const ProfileData& d, const std::map<i
   return spans;
 }
 
-// Per step, on the device that loses most: how much less of the slow groups' large collectives
-// would run with nothing beside them (hiding_by_device) if their links were healthy. Replayed per device in start
-// order: each collective takes its excess over a healthy share of line rate less, and one that
-// queued behind the previous (it started as that one ended) starts when the previous would have
-// ended; the compute stays where it was. Collectives hidden under compute so lose nothing, and
-// the slack between them absorbs delay as it does on the device.
 // The slow collectives' cost; `at_tail` is set when they all sit at their devices' tail, where the
 // cost is in the other stages' waits (pipeline_bubble's receives) rather than on the device.
 struct ExposedCost {
@@ -259,6 +250,13 @@ struct ExposedCost {
   bool at_tail = false;
   double on_device_ns = 0;  // what they add on their own devices, whether the step waits or not
 };
+
+// Per step, on the device that loses most: how much less of the slow groups' large collectives
+// would run with nothing beside them (hiding_by_device) if their links were healthy. Replayed per device in start
+// order: each collective takes its excess over a healthy share of line rate less, and one that
+// queued behind the previous (it started as that one ended) starts when the previous would have
+// ended; the compute stays where it was. Collectives hidden under compute so lose nothing, and
+// the slack between them absorbs delay as it does on the device.
 ExposedCost exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLinks>& judged, const std::map<int64_t, GroupLinks>& slow) {
   std::map<int, std::vector<std::pair<const CollectiveRecord*, double>>> by_device;  // with its excess
   for (const CollectiveRecord& c : d.collectives) {
@@ -268,8 +266,7 @@ ExposedCost exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLink
     double excess = bandwidth_ns * std::max(0.0, 1 - g->second.achieved_share / kHealthyShare);
     by_device[c.device].emplace_back(&c, excess);
   }
-  std::map<int, int> steps;
-  for (const StepWindow& w : d.steps) ++steps[w.device];
+  std::map<int, int> steps = steps_per_device(d);
   const std::map<int, Intervals> hiding = hiding_by_device(d, judged, slow);
   std::vector<SlowSpan> spans;
   double worst = 0;
@@ -296,7 +293,6 @@ ExposedCost exposed_cost(const ProfileData& d, const std::map<int64_t, GroupLink
   if (tail && *tail < worst) return {*tail, true, worst};
   return {worst, false, worst};
 }
-
 
 std::string device_list(const std::set<int>& devices) {
   std::string out;

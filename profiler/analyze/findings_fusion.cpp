@@ -92,8 +92,7 @@ void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>&
   std::vector<std::pair<std::array<int64_t, 2>, std::vector<const TaskRecord*>>> streams(open.begin(), open.end());
   std::sort(streams.begin(), streams.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (auto& [stream, chain] : streams) close(chain);  // in stream order, as a tie on the longest chain is kept
-  std::map<int, int> steps;
-  for (const StepWindow& w : d.steps) ++steps[w.device];
+  std::map<int, int> steps = steps_per_device(d);
   const std::pair<const int, Chains>* worst = nullptr;
   for (const auto& entry : by_device) {
     if (steps[entry.first] == 0) continue;

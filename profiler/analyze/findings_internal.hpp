@@ -22,6 +22,13 @@ inline std::string fmt(const char* format, double v) {
 inline std::string ms(double ns) { return fmt("%.3f ms", ns / 1e6); }
 inline std::string pct(double fraction) { return fmt("%.1f%%", fraction * 100); }
 
+// How many steps each device recorded.
+inline std::map<int, int> steps_per_device(const ProfileData& d) {
+  std::map<int, int> steps;
+  for (const StepWindow& w : d.steps) ++steps[w.device];
+  return steps;
+}
+
 // Rule id -> what it measured, ns per step, whether it fired or not; and parts of a rule's
 // measure that a later rule must not count again, under "<rule>.<part>":
 using Measured = std::map<std::string, double>;

@@ -1,11 +1,13 @@
 // What slow collectives cost when they end their devices' part of a step: a pipeline stage's
-// data-parallel AllReduce runs after the stage's last send while the stages before it still
-// compute, so its extra time costs the step only where it pushes the stage past the last of the
-// others (a degraded dp link of pipeline-train was costed 54.8 ms per step for a true 5.2).
+// data-parallel AllReduce runs after the stage's last send while the stage before it already
+// computes its next step's first forward, so its extra time costs only what that stage's first
+// Send then waits for it (a degraded dp link of pipeline-train was costed 54.8 ms per step for a
+// true 5.2).
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
+#include "profiler/analyze/findings_internal.hpp"
 #include "profiler/analyze/findings_links.hpp"
 #include "profiler/analyze/report_build.hpp"
 
@@ -35,14 +37,8 @@ const StepWindow* window_at(const std::vector<StepWindow>& windows, int64_t t) {
 // Each Send's Receive and each Receive's Send: between an ordered pair of devices (from, to), the
 // n-th Send from one meets the n-th Receive on the other (the emulator's rendezvous, as HCCL's).
 std::unordered_map<const CollectiveRecord*, const CollectiveRecord*> other_ends(const ProfileData& d) {
-  const std::map<std::pair<int64_t, int>, int> device_of = transfer_devices(d);
   std::map<std::pair<int, int>, std::vector<const CollectiveRecord*>> sends, receives;
-  for (const CollectiveRecord& c : d.collectives) {
-    if (!both_ends_known(c)) continue;
-    auto from = device_of.find({c.group, c.src_rank}), to = device_of.find({c.group, c.dst_rank});
-    if (from == device_of.end() || to == device_of.end()) continue;
-    (is_receive(d.str(c.op_type)) ? receives : sends)[{from->second, to->second}].push_back(&c);
-  }
+  for (const auto& [call, from, to] : transfers(d)) (is_receive(d.str(call->op_type)) ? receives : sends)[{from, to}].push_back(call);
   auto by_start = [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->start < b->start; };
   std::unordered_map<const CollectiveRecord*, const CollectiveRecord*> out;
   for (auto& [pair, sent] : sends) {
@@ -74,7 +70,9 @@ std::optional<double> tail_cost(const ProfileData& d, const std::vector<SlowSpan
     auto ws = windows.find(s.device);
     const StepWindow* w = ws == windows.end() ? nullptr : window_at(ws->second, s.start);
     if (w == nullptr) return std::nullopt;  // outside the steps
-    const auto& mine = others[s.device];
+    static const std::vector<const CollectiveRecord*> kNone;
+    auto own = others.find(s.device);
+    const auto& mine = own == others.end() ? kNone : own->second;
     auto next = std::upper_bound(mine.begin(), mine.end(), s.start,
                                  [](int64_t t, const CollectiveRecord* c) { return t < c->start; });
     // At the tail: nothing of the device's own communication follows it within the step.
@@ -107,8 +105,7 @@ std::optional<double> tail_cost(const ProfileData& d, const std::vector<SlowSpan
     auto c = capped.find(device);
     lost[device] += c == capped.end() ? ns : std::min(ns, c->second.first / c->second.second);
   }
-  std::map<int, int> steps;
-  for (const StepWindow& w : d.steps) ++steps[w.device];
+  std::map<int, int> steps = steps_per_device(d);
   double worst = 0;
   for (const auto& [device, ns] : lost) worst = std::max(worst, ns / std::max(1, steps[device]));
   return worst;

@@ -42,11 +42,13 @@ MemberRate member_line_rate(const ProfileData& d, const std::set<int>& devices);
 bool kind_is(const LinkRecord& l, const char* kind);  // EMU_LINK kind, any case
 std::string host_of(const ProfileData& d, int device);  // "" in a one-host recording
 
-// A Send or Receive whose two ends are known (a peerless one, recorded before peers were
-// published, has dstRank 4294967295, read as -1), and each such transfer's devices: (communicator,
-// rank in it) -> device (findings_p2p.cpp).
-bool both_ends_known(const CollectiveRecord& c);
-std::map<std::pair<int64_t, int>, int> transfer_devices(const ProfileData& d);
+// Each Send and Receive whose two ends were recorded, with its sender's and receiver's devices
+// (findings_p2p.cpp; a peerless one, recorded before peers were published, is left out).
+struct Transfer {
+  const CollectiveRecord* call = nullptr;
+  int from = -1, to = -1;  // devices
+};
+std::vector<Transfer> transfers(const ProfileData& d);
 
 // A pipeline's transfers from one stage to the next (Send/Receive, both ends recorded). Of the two
 // ends the later to arrive waits for nobody, so over a run's micro-batches the shortest of its

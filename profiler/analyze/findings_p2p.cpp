@@ -10,27 +10,31 @@
 
 namespace npukit::prof {
 
-bool both_ends_known(const CollectiveRecord& c) { return c.src_rank >= 0 && c.dst_rank >= 0 && c.src_rank != c.dst_rank; }
-
-std::map<std::pair<int64_t, int>, int> transfer_devices(const ProfileData& d) {
-  std::map<std::pair<int64_t, int>, int> device_of;
+std::vector<Transfer> transfers(const ProfileData& d) {
+  // Both ends known: a peerless Send or Receive has dstRank 4294967295, read as -1.
+  auto known = [](const CollectiveRecord& c) { return c.src_rank >= 0 && c.dst_rank >= 0 && c.src_rank != c.dst_rank; };
+  std::map<std::pair<int64_t, int>, int> device_of;  // (group, rank in it) -> device
   for (const CollectiveRecord& c : d.collectives) {
-    if (both_ends_known(c)) device_of[{c.group, is_receive(d.str(c.op_type)) ? c.dst_rank : c.src_rank}] = c.device;
+    if (known(c)) device_of[{c.group, is_receive(d.str(c.op_type)) ? c.dst_rank : c.src_rank}] = c.device;
   }
-  return device_of;
+  std::vector<Transfer> out;
+  for (const CollectiveRecord& c : d.collectives) {
+    if (!known(c)) continue;
+    auto from = device_of.find({c.group, c.src_rank}), to = device_of.find({c.group, c.dst_rank});
+    if (from == device_of.end() || to == device_of.end() || from->second == to->second) continue;  // the other end was not recorded
+    out.push_back({&c, from->second, to->second});
+  }
+  return out;
 }
 
 namespace {
 
 std::vector<PointToPoint> point_to_point_links(const ProfileData& d) {
-  const std::map<std::pair<int64_t, int>, int> device_of = transfer_devices(d);
   std::map<std::pair<int, int>, PointToPoint> links;
-  for (const CollectiveRecord& c : d.collectives) {
-    if (!both_ends_known(c)) continue;
-    auto from = device_of.find({c.group, c.src_rank}), to = device_of.find({c.group, c.dst_rank});
-    if (from == device_of.end() || to == device_of.end() || from->second == to->second) continue;  // the other end was not recorded
-    PointToPoint& l = links[{from->second, to->second}];
-    l.from = from->second, l.to = to->second, l.group = c.group, l.bytes = std::max(l.bytes, c.bytes);
+  for (const auto& [call, from, to] : transfers(d)) {
+    const CollectiveRecord& c = *call;
+    PointToPoint& l = links[{from, to}];
+    l.from = from, l.to = to, l.group = c.group, l.bytes = std::max(l.bytes, c.bytes);
     l.shortest_ns = std::min(l.shortest_ns, c.end - c.start);
     l.sends += !is_receive(d.str(c.op_type));
   }
@@ -62,8 +66,7 @@ std::vector<PointToPoint> point_to_point_links(const ProfileData& d) {
 // between stages 1 and 2 of pipeline-train, 17.2 ms estimated against 17.9 true; both directions
 // summed read 34.3).
 double point_to_point_cost(const ProfileData& d, const std::vector<PointToPoint>& slow) {
-  std::map<int, int> steps;
-  for (const StepWindow& w : d.steps) ++steps[w.device];
+  std::map<int, int> steps = steps_per_device(d);
   std::map<std::tuple<int64_t, int, int>, double> boundary;  // (pipeline, lower device, higher) -> its costlier direction
   for (const PointToPoint& l : slow) {
     double& worst = boundary[{l.group, std::min(l.from, l.to), std::max(l.from, l.to)}];

@@ -44,12 +44,26 @@ double others_median(const std::vector<RankRow>& ranks, Skip skip, Value value) 
 
 }  // namespace
 
+FirstSteps first_steps(const Report& r) {
+  FirstSteps first;
+  for (const StepRow& s : r.steps) {
+    auto [it, fresh] = first.try_emplace(s.device, s.step, 0);
+    it->second.first = std::min(it->second.first, s.step), ++it->second.second;
+  }
+  return first;
+}
+
+bool is_warm_up(const FirstSteps& first, const StepRow& s) {
+  auto it = first.find(s.device);
+  return it != first.end() && it->second.second > 1 && s.step == it->second.first;
+}
+
 std::vector<RankRow> rank_rows(const Report& r) {
   // A device's first step is its warm-up (compiles, first allocations, a slow host's first input
   // twice as slow): with later steps recorded, the rows are theirs, as the step time npu-run
   // prints and the diagnosis matrix's truth are (slow_host read 12.45 ms for a true 10.0: (19.8 +
   // 3 x 10.0) / 4).
-  const std::map<int, std::pair<int64_t, int>> first = first_steps(r);
+  const FirstSteps first = first_steps(r);
   std::map<int, RankRow> by_device;
   for (const StepRow& s : r.steps) {
     if (is_warm_up(first, s)) continue;
@@ -266,7 +280,7 @@ struct SlowSteps {
   double rest_share = 0;       // the other steps' mean excess, share of their baseline
 };
 SlowSteps slow_steps(const Report& r, int device, const std::set<int>& slow) {
-  const std::map<int, std::pair<int64_t, int>> first = first_steps(r);
+  const FirstSteps first = first_steps(r);
   std::map<int64_t, std::vector<double>> others;
   std::map<int64_t, double> mine;
   for (const StepRow& s : r.steps) {

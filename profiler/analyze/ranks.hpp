@@ -32,23 +32,9 @@ StragglerVerdict straggler(const std::vector<RankRow>& ranks);
 // Each device's first step and how many it recorded; a device's first step is its warm-up (its
 // compiles, first allocations, a slow host's first input twice as slow), left out of per-step
 // figures when later steps were recorded, as npu-run's step time and the diagnosis truth do.
-// `Steps`: records with `device` and `step` (StepRow, ProfileData's StepWindow).
 using FirstSteps = std::map<int, std::pair<int64_t, int>>;  // device -> (its first step, its steps)
-template <typename Steps>
-FirstSteps first_steps_of(const Steps& steps) {
-  FirstSteps first;
-  for (const auto& s : steps) {
-    auto [it, fresh] = first.try_emplace(s.device, s.step, 0);
-    it->second.first = std::min(it->second.first, s.step), ++it->second.second;
-  }
-  return first;
-}
-inline FirstSteps first_steps(const Report& r) { return first_steps_of(r.steps); }
-template <typename Step>
-bool is_warm_up(const FirstSteps& first, const Step& s) {
-  auto it = first.find(s.device);
-  return it != first.end() && it->second.second > 1 && s.step == it->second.first;
-}
+FirstSteps first_steps(const Report& r);
+bool is_warm_up(const FirstSteps& first, const StepRow& s);
 // The rank the others wait for: the most own work (RankRow::work). Its step is its work plus its
 // waits, so what it waits in (a pipeline's receives, collectives) is the step's, not another
 // rank's slowness. `ranks` must not be empty.

@@ -124,18 +124,24 @@ struct FaultAgainstClean {
     return nullptr;
   }
 };
+// `inject` empty: the cause is `faulted_options`, npu-run options the faulted run adds to `job`
+// (`--host-input-rate 16000`).
 inline FaultAgainstClean fault_against_clean(const ScopedNode& node, const std::string& job, const std::string& inject,
-                                             const std::string& dir, const std::string& clean_dir = "") {
-  auto run = [&](const std::string& into) {
-    return run_command(into.empty() ? npu_run() + " " + job + " --node " + node.name()
-                                    : prof() + " record -o " + into + " --node-name " + node.name() + " -- " + npu_run() + " " + job);
+                                             const std::string& dir, const std::string& clean_dir = "",
+                                             const std::string& faulted_options = "") {
+  auto run = [&](const std::string& into, const std::string& options) {
+    const std::string args = job + (options.empty() ? "" : " " + options);
+    return run_command(into.empty() ? npu_run() + " " + args + " --node " + node.name()
+                                    : prof() + " record -o " + into + " --node-name " + node.name() + " -- " + npu_run() + " " + args);
   };
   FaultAgainstClean out;
-  auto clean = run(clean_dir);
+  auto clean = run(clean_dir, "");
   EXPECT_EQ(clean.exit_code, 0) << clean.output;
-  auto injected = run_command(emud() + " " + inject + " --node-name " + node.name());
-  EXPECT_EQ(injected.exit_code, 0) << injected.output;
-  auto faulted = run(dir);
+  if (!inject.empty()) {
+    auto injected = run_command(emud() + " " + inject + " --node-name " + node.name());
+    EXPECT_EQ(injected.exit_code, 0) << injected.output;
+  }
+  auto faulted = run(dir, faulted_options);
   EXPECT_EQ(faulted.exit_code, 0) << faulted.output;
   out.truth_ms = mean_step_ms(faulted.output) - mean_step_ms(clean.output);
   auto report_of = [](const std::string& d) {

@@ -191,20 +191,29 @@ TEST(ClusterRecord, AFaultInForceBeforeTheRecordingIsInItsReport) {
   EXPECT_EQ(r.output.find("Fault:"), r.output.rfind("Fault:")) << "one Fault line: " << r.output;
 }
 
+// On a fresh 2x8x910B2 cluster at speed 1000: `cause` (an npu-emud command) on its host 1, then
+// `job` across both hosts recorded into `dir`. Returns host 1's name, or "" when a step failed.
+std::string record_with_cause_on_host1(const std::string& tag, const std::string& cause, const std::string& job, const TempDir& dir) {
+  ScopedNode node(tag, "--spec 2x8x910B2 --seed 7 --speed 1000");
+  auto caused = run_command(emud() + " " + cause + " --node-name " + node.name() + "-1");
+  EXPECT_EQ(caused.exit_code, 0) << caused.output;
+  auto rec = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() + " " + job);
+  EXPECT_EQ(rec.exit_code, 0) << rec.output;
+  return caused.exit_code == 0 && rec.exit_code == 0 ? node.name() + "-1" : "";
+}
+
 // A degraded RoCE port slows the AllReduce across hosts, whose every transfer between the hosts
 // crosses two ports, one on each: the recording's link counters say which port retrained slow (it
 // named "a RoCE port of hosts X-0, X-1").
 TEST(ClusterRecord, ASlowRoCEPortIsNamedByItsHostAndRank) {
-  ScopedNode node("roce", "--spec 2x8x910B2 --seed 7 --speed 1000");
   TempDir dir("roce");
-  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + "-1 --link 3-roce --fault link-degraded").exit_code, 0);
-  auto rec = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() +
-                         " resnet50-train --hosts 2 --steps 3");
-  ASSERT_EQ(rec.exit_code, 0) << rec.output;
+  const std::string host1 = record_with_cause_on_host1("roce", "inject --link 3-roce --fault link-degraded",
+                                                       "resnet50-train --hosts 2 --steps 3", dir);
+  ASSERT_FALSE(host1.empty());
   auto r = run_command(prof() + " report " + dir.str() + " --section findings");
   EXPECT_NE(r.output.find("[slow_link]"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("The suspect is the RoCE port of rank 11 (device 3 of " + node.name() +
-                          "-1), which ran at 25% of its line rate during the recording."),
+  EXPECT_NE(r.output.find("The suspect is the RoCE port of rank 11 (device 3 of " + host1 +
+                          "), which ran at 25% of its line rate during the recording."),
             std::string::npos)
       << r.output;
 }
@@ -212,13 +221,11 @@ TEST(ClusterRecord, ASlowRoCEPortIsNamedByItsHostAndRank) {
 // A power-capped NPU of host 1 is throttled: the finding and the throttle section name it as the
 // report names ranks, by its host's own device id (they said "device 10", which no host has).
 TEST(ClusterRecord, AThrottledNpuIsNamedByItsRankAndHost) {
-  ScopedNode node("capped", "--spec 2x8x910B2 --seed 7 --speed 1000");
   TempDir dir("capped");
-  ASSERT_EQ(run_command(emud() + " set --node-name " + node.name() + "-1 --device 2 --power-limit 150").exit_code, 0);
-  auto rec = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() +
-                         " resnet50-train --hosts 2 --steps 20");
-  ASSERT_EQ(rec.exit_code, 0) << rec.output;
-  const std::string rank = "rank 10 (device 2 of " + node.name() + "-1)";
+  const std::string host1 = record_with_cause_on_host1("capped", "set --device 2 --power-limit 150",
+                                                       "resnet50-train --hosts 2 --steps 20", dir);
+  ASSERT_FALSE(host1.empty());
+  const std::string rank = "rank 10 (device 2 of " + host1 + ")";
   auto r = run_command(prof() + " report " + dir.str() + " --section findings");
   EXPECT_NE(r.output.find("throttled on 1 device(s): " + rank + " (power limit)"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("device 10"), std::string::npos) << r.output;

@@ -61,22 +61,17 @@ namespace {
 TEST(InputStarvation, RanksWaitingForTheLastFedRankAreOneFindingAtItsTrueCost) {
   ScopedNode node("starved", "--speed 1000 --seed 7");
   TempDir dir("starved");
-  auto clean = run_command(npu_run() + " resnet50-train --steps 6 --node " + node.name());
-  ASSERT_EQ(clean.exit_code, 0) << clean.output;
-  auto rec = run_command(prof() + " record -o " + dir.str() + " --node-name " + node.name() + " -- " + npu_run() +
-                         " resnet50-train --steps 6 --host-input-rate 16000");
-  ASSERT_EQ(rec.exit_code, 0) << rec.output;
-  const double truth = mean_step_ms(rec.output) - mean_step_ms(clean.output);
-  ASSERT_GT(truth, 10) << rec.output;
-  auto report = nlohmann::json::parse(run_command(prof() + " report " + dir.str() + " --format json").output, nullptr, false);
-  ASSERT_TRUE(report.is_object());
+  FaultAgainstClean run = fault_against_clean(node, "resnet50-train --steps 6", "", dir.str(), "", "--host-input-rate 16000");
+  const double truth = run.truth_ms;
+  ASSERT_GT(truth, 10);
+  ASSERT_TRUE(run.report.is_object());
   std::vector<std::string> above_info;
   double cost = -1;
-  for (const auto& f : report["findings"]) {
+  for (const auto& f : run.report["findings"]) {
     if (f["severity"] != "info") above_info.push_back(f["id"]);
     if (f["id"] == "data_loader_starvation") cost = f["cost_ms_per_step"];
   }
-  EXPECT_EQ(above_info, std::vector<std::string>{"data_loader_starvation"}) << report["findings"].dump(1);
+  EXPECT_EQ(above_info, std::vector<std::string>{"data_loader_starvation"}) << run.report["findings"].dump(1);
   EXPECT_NEAR(cost, truth, 0.1 * truth);
 }
 
