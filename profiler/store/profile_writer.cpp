@@ -46,13 +46,15 @@ Result<RowInserter> RowInserter::create(Db& db, std::string_view table) {
   return r;
 }
 
-Status RowInserter::insert(std::initializer_list<SqlValue> values) {
+Status RowInserter::insert(std::initializer_list<SqlValue> values, bool text_outlives_flush) {
   if (values.size() != columns_) {
     return InternalError(table_ + ": " + std::to_string(values.size()) + " values for " +
                          std::to_string(columns_) + " columns");
   }
   bool text = false;
-  for (const SqlValue& v : values) text = text || std::holds_alternative<std::string_view>(v);
+  if (!text_outlives_flush) {
+    for (const SqlValue& v : values) text = text || std::holds_alternative<std::string_view>(v);
+  }
   ++rows_;
   if (!text) {
     pending_.insert(pending_.end(), values.begin(), values.end());
@@ -93,8 +95,8 @@ Result<int64_t> StringIds::id(std::string_view value) {
   auto it = ids_.find(value);
   if (it != ids_.end()) return it->second;
   auto id = static_cast<int64_t>(ids_.size());
-  NPUKIT_RETURN_IF_ERROR(insert_.insert({id, value}));
-  ids_.emplace(std::string(value), id);
+  auto kept = ids_.emplace(std::string(value), id).first;  // a node's key never moves
+  NPUKIT_RETURN_IF_ERROR(insert_.insert({id, std::string_view(kept->first)}, true));
   return id;
 }
 
@@ -146,6 +148,7 @@ Status ProfileWriter::write_session() {
 }
 
 Status ProfileWriter::flush() {
+  NPUKIT_RETURN_IF_ERROR(strings_.flush());
   for (RowInserter& r : inserters_) NPUKIT_RETURN_IF_ERROR(r.flush());
   return Status::Ok();
 }

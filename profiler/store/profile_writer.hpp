@@ -32,7 +32,8 @@ using SqlValue = std::variant<std::monostate, int64_t, double, std::string_view>
 
 // One table's INSERT statements. Rows of numbers only are buffered and written kRowsPerInsert at
 // a time by one multi-row INSERT (SQLite's per-statement cost dominates narrow rows); a row
-// with text is written at once, after the buffered ones. flush() writes what is buffered: the
+// with text is written at once, after the buffered ones, unless the caller says its text
+// outlives the next flush() (then it is buffered too). flush() writes what is buffered: the
 // writer calls it before every commit, so a committed batch holds every row given to it.
 class RowInserter {
  public:
@@ -40,8 +41,9 @@ class RowInserter {
 
   RowInserter() = default;
   static Result<RowInserter> create(Db& db, std::string_view table);
-  // Values for the columns in order (the count must match the table's).
-  Status insert(std::initializer_list<SqlValue> values);
+  // Values for the columns in order (the count must match the table's). `text_outlives_flush`:
+  // the text values stay valid until the next flush(), so the row may wait in the buffer.
+  Status insert(std::initializer_list<SqlValue> values, bool text_outlives_flush = false);
   Status flush();
   uint64_t rows() const { return rows_; }
 
@@ -49,16 +51,18 @@ class RowInserter {
   Stmt one_, many_;
   std::string table_;
   std::size_t columns_ = 0;
-  std::vector<SqlValue> pending_;  // numbers only, row-major
+  std::vector<SqlValue> pending_;  // row-major; text only where the caller keeps it valid
   uint64_t rows_ = 0;
 };
 
-// STRING_IDS: dense ids from 0, one per distinct value.
+// STRING_IDS: dense ids from 0, one per distinct value. New values are written by the
+// buffered multi-row INSERT (their text lives in the map's keys); flush() writes them.
 class StringIds {
  public:
   static Result<StringIds> create(Db& db);
   Result<int64_t> id(std::string_view value);
   std::size_t size() const { return ids_.size(); }
+  Status flush() { return insert_.flush(); }
 
  private:
   struct Hash {
