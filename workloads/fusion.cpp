@@ -4,22 +4,7 @@
 
 namespace npukit::work {
 
-const std::vector<FusionPattern>& fusion_patterns() {
-  using F = Family;
-  static const std::vector<FusionPattern> table = {
-      {"conv + batch_norm [+ add] [+ relu]", {F::kConv}, {{F::kBatchNorm}, {F::kEltwise}, {F::kRelu}}, false},
-      {"batch_norm [+ add] [+ relu]", {F::kBatchNorm}, {{F::kEltwise}, {F::kRelu}}, false},
-      {"matmul + gelu | relu", {F::kMatmul}, {{F::kGelu, F::kRelu}}, false},
-      {"add + layer_norm", {F::kEltwise}, {{F::kLayerNorm}}, false},
-      {"relu | gelu | add | mul chain", {F::kRelu, F::kGelu, F::kEltwise}, {}, true},
-      {"relu_grad | gelu_grad + batch_norm_grad", {F::kActivationGrad}, {{F::kBatchNormGrad}}, false},
-  };
-  return table;
-}
-
 namespace {
-
-bool contains(const std::vector<Family>& fs, Family f) { return std::find(fs.begin(), fs.end(), f) != fs.end(); }
 
 // Whether `next` takes `prev`'s output as its first input.
 bool consumes(const StepOp& prev, const StepOp& next) {
@@ -30,19 +15,10 @@ bool consumes(const StepOp& prev, const StepOp& next) {
 // How many ops from `first` the pattern takes (1: the head alone).
 std::size_t extent(const FusionPattern& p, const std::vector<StepOp>& ops, std::size_t first,
                    const std::vector<bool>& fusible) {
-  if (!contains(p.heads, family_of(ops[first].name))) return 1;
-  auto may_join = [&](std::size_t i) {
+  auto joins = [&](std::size_t i) {
     return i < ops.size() && (fusible.empty() || fusible[i]) && consumes(ops[i - 1], ops[i]);
   };
-  std::size_t n = 1;
-  if (p.chain) {
-    while (may_join(first + n) && contains(p.heads, family_of(ops[first + n].name))) ++n;
-    return n;
-  }
-  for (const auto& slot : p.slots) {
-    if (may_join(first + n) && contains(slot, family_of(ops[first + n].name))) ++n;
-  }
-  return n;
+  return telemetry::fusion_extent(p, first, joins, [&](std::size_t i) { return family_of(ops[i].name); });
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // Operator fusion as CANN's graph compiler applies it to a step, before kernels are emitted: an op
 // joins the kernel before it when it takes that kernel's output as its first input (the layer
-// list's data flow) and the pair is in the pattern table below (fusion_patterns(), data read by
-// the compiler and by docs/workloads.md):
+// list's data flow) and the pair is in the pattern table below (fusion_patterns(), in
+// telemetry/op_families.hpp: data read by the compiler, the profiler and docs/workloads.md):
 //   conv + batch_norm [+ add] [+ relu]   the convolution's epilogue computes the batch statistics
 //   batch_norm [+ add] [+ relu]          normalise, add the shortcut, activate in one pass
 //   matmul + gelu | relu                 matmul with its activation
@@ -17,17 +17,13 @@
 #include <string>
 #include <vector>
 
+#include "telemetry/op_families.hpp"
 #include "workloads/ops.hpp"
 
 namespace npukit::work {
 
-struct FusionPattern {
-  std::string name;                         // as the docs list it
-  std::vector<Family> heads;                // families that may start the kernel
-  std::vector<std::vector<Family>> slots;   // then, in order, at most one op of each slot
-  bool chain = false;                       // or: any number of the heads' families after a head
-};
-const std::vector<FusionPattern>& fusion_patterns();
+using telemetry::FusionPattern;
+using telemetry::fusion_patterns;
 
 // Consecutive runs of `ops` that form one kernel each: {first index, count}, covering every op in
 // order. With `enabled` false, or where no pattern applies, a run is one op. `fusible[i]` false

@@ -2,36 +2,9 @@
 
 #include <algorithm>
 
-#include <map>
-
 namespace npukit::work {
 
 namespace {
-
-const std::map<std::string, Family>& families() {
-  static const std::map<std::string, Family> table = {
-      {"matmul", Family::kMatmul},          {"matmul_v2", Family::kMatmul},      {"aten::mm", Family::kMatmul},
-      {"aten::matmul", Family::kMatmul},    {"bmm", Family::kBatchMatmul},       {"aten::bmm", Family::kBatchMatmul},
-      {"conv2d", Family::kConv},            {"aten::conv2d", Family::kConv},     {"aten::convolution", Family::kConv},
-      {"relu", Family::kRelu},              {"aten::relu", Family::kRelu},       {"gelu", Family::kGelu},
-      {"aten::gelu", Family::kGelu},        {"softmax", Family::kSoftmax},       {"aten::softmax", Family::kSoftmax},
-      {"layer_norm", Family::kLayerNorm},   {"aten::layer_norm", Family::kLayerNorm},
-      {"batch_norm", Family::kBatchNorm},   {"aten::batch_norm", Family::kBatchNorm},
-      {"add", Family::kEltwise},            {"aten::add", Family::kEltwise},     {"elementwise_add", Family::kEltwise},
-      {"mul", Family::kEltwise},            {"aten::mul", Family::kEltwise},     {"multiply", Family::kEltwise},
-      {"embedding", Family::kEmbedding},    {"aten::embedding", Family::kEmbedding},
-      {"lookup_table_v2", Family::kEmbedding},
-      {"softmax_with_cross_entropy", Family::kLoss}, {"cross_entropy", Family::kLoss},
-      {"aten::cross_entropy_loss", Family::kLoss},
-      {"mean", Family::kReduce},            {"aten::mean", Family::kReduce},     {"reduce_mean", Family::kReduce},
-      {"sum", Family::kReduce},             {"aten::sum", Family::kReduce},
-      {"ReluGrad", Family::kActivationGrad}, {"GeluGrad", Family::kActivationGrad},
-      {"BatchNormGrad", Family::kBatchNormGrad},
-      {"dropout", Family::kDropout},        {"aten::dropout", Family::kDropout}, {"DropOutDoMask", Family::kDropout},
-      {"transpose", Family::kTranspose},    {"transpose2", Family::kTranspose},  {"Transpose", Family::kTranspose},
-  };
-  return table;
-}
 
 StepOp op(std::string name, std::vector<Shape> inputs, std::vector<std::string> dtypes,
           nlohmann::json attrs = nlohmann::json::object()) {
@@ -74,10 +47,6 @@ Shape swap_last_two(Shape s) {
 
 }  // namespace
 
-Family family_of(const std::string& name) {
-  auto it = families().find(name);
-  return it == families().end() ? Family::kOther : it->second;
-}
 
 int64_t elements(const Shape& s) {
   int64_t n = 1;

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "telemetry/op_families.hpp"
 #include "workloads/workload.hpp"
 
 namespace npukit::work {
@@ -25,9 +26,8 @@ struct StepOp {
   nlohmann::json attrs = nlohmann::json::object();
 };
 
-enum class Family { kMatmul, kBatchMatmul, kConv, kRelu, kGelu, kSoftmax, kLayerNorm, kBatchNorm, kEltwise,
-                    kEmbedding, kLoss, kReduce, kActivationGrad, kBatchNormGrad, kDropout, kTranspose, kOther };
-Family family_of(const std::string& op);
+using telemetry::Family;  // the families and their table: telemetry/op_families.hpp
+using telemetry::family_of;
 
 // What is wrong with a forward op's inputs for its family ("" when nothing): the count and the
 // ranks its output shape and gradient ops read (a matmul takes two 2-D inputs), and a

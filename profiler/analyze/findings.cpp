@@ -385,7 +385,7 @@ void add_findings(const ProfileData& data, Report& r) {
   shape_recompilation(data, r.findings, r.measured_cost_ns_per_step);
   hbm_fragmentation(data, r.findings, r.measured_cost_ns_per_step);
   hbm_near_capacity(r, r.findings);
-  unfused_chains(data, r, r.findings, r.measured_cost_ns_per_step);
+  unfused_kernels(data, r, r.findings, r.measured_cost_ns_per_step);
   rank_findings(r.findings);
 }
 

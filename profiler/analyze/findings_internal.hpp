@@ -45,7 +45,7 @@ void slow_rank(const Report& r, const HostVerdict& host, std::vector<Finding>& o
 void slow_host(const HostVerdict& v, std::vector<Finding>& out, Measured& measured);  // findings_ranks.cpp
 void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_clock.cpp
 void host_gaps(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_host.cpp
-void unfused_chains(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_fusion.cpp
+void unfused_kernels(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_fusion.cpp
 // `stage_links`: the slow links between pipeline stages (slow_point_to_point, findings_links.hpp),
 // found once for the three rules that read them; `stage_links_cost` what they add per step
 // (point_to_point_cost): pipeline_bubble and unoverlapped_communication leave it out.

@@ -48,15 +48,21 @@ constexpr RuleDef kRules[] = {
      "keep allocation sizes steady: pad varying inputs to a few fixed sizes, allocate the largest buffers first; "
      "let segments grow in place (PYTORCH_NPU_ALLOC_CONF=expandable_segments:True) or stop splitting large blocks "
      "(max_split_size_mb); or free HBM held elsewhere"},
-    {"unfused_elementwise", "per stream: consecutive kernels of element-wise op types (Add, Mul, Relu, Sigmoid, "
-     "...; not softmax or norms) whose inputs all have their output's shape, each reading the previous one's output "
-     "(shapes), below 10 FLOP per input byte (TASK_PMU_INFO)",
-     "the chains could save >= 3% of the step on a device",
-     "per chain, its kernels' time minus its longest kernel's (fused, it reads and writes once), per step on the "
-     "device where that is most",
+    {"unfused_kernels", "per stream: runs of kernels that one fused kernel could do, each taking the previous one's "
+     "output as its first input (shapes): what CANN's graph compiler fuses (the fusion pattern table the workload "
+     "compiler fuses by: conv + batch_norm [+ add] [+ relu], matmul + gelu | relu, add + layer_norm, relu | gelu | "
+     "add | mul chains, relu_grad | gelu_grad + batch_norm_grad; families from the ops' names), and chains of "
+     "memory-bound element-wise kernels of any op type (Add, Sigmoid, ...; not softmax or norms) whose inputs have "
+     "their output's shape",
+     "the runs could save >= 3% of the step on a device",
+     "per run, its kernels' time beyond one fused kernel priced as the emulator prices one: the values passed "
+     "between them skip HBM (a kernel that reads its input twice, batch-norm statistics first, still has it "
+     "written and read once), and the kernel takes the longer of its cube work and its HBM traffic at the "
+     "device's rate (a high percentile of its vector kernels' bytes per second); per step on the device where "
+     "that is most",
      Severity::kWarning,
-     "fuse the chain: graph mode with operator fusion (torch.compile / TorchAir, Paddle's static graph with "
-     "fusion passes), or a fused op (e.g. a fused activation) in the model code"},
+     "fuse the runs: graph mode with operator fusion (MindSpore's graph mode, torch.compile / TorchAir, Paddle's "
+     "static graph with fusion passes), or fused ops (a fused activation, AddLayerNorm) in the model code"},
     {"memory_bound_ops", "per op: flops (TASK_PMU_INFO) against input bytes (shapes x dtypes)",
      "ops with >= 3% of kernel time below 10 FLOP per input byte", "", Severity::kInfo,
      "fuse the elementwise chain into its producer, or keep the data in a lower precision"},

@@ -25,7 +25,7 @@ TEST(DiagnosisMatrix, EveryInjectedCauseIsTheTopFindingWithItsTrueCost) {
   json m = json::parse(r.output, nullptr, false);
   ASSERT_TRUE(m.is_object()) << r.output;
   EXPECT_EQ(r.exit_code, 0) << r.output;
-  ASSERT_EQ(m["scenarios"].size(), 16u);
+  ASSERT_EQ(m["scenarios"].size(), 17u);
   std::printf("| scenario | expected | top finding | estimated (ms/step) | true (ms/step) | error | verdict |\n|---|---|---|---|---|---|---|\n");
   for (const json& s : m["scenarios"]) {
     double estimated = s["estimated_ms_per_step"], truth = s["true_ms_per_step"];
@@ -48,8 +48,13 @@ TEST(DiagnosisMatrix, EveryInjectedCauseIsTheTopFindingWithItsTrueCost) {
     if (s["scenario"] == "recompile") {  // one 20 ms compile per step, less the work queued before it
       EXPECT_NEAR(s["true_ms_per_step"].get<double>(), 20.0, 1.0);
     }
+    // What fusion saves is priced as the emulator prices a fused kernel: within 5%, conv + batch
+    // norm + relu and matmul + gelu too (the element-wise-chains rule read none of those).
+    if (s["expected"] == "unfused_kernels") {
+      EXPECT_LE(s["cost_error_percent"].get<double>(), 5.0) << s.dump();
+    }
   }
-  ASSERT_EQ(m["baselines"].size(), 12u);
+  ASSERT_EQ(m["baselines"].size(), 13u);
   for (const json& b : m["baselines"]) EXPECT_TRUE(b["finding_above_info"].is_null()) << b.dump();
   std::printf("top-1: %d of %zu right; mean cost error %.1f%%\n", m["top1_right"].get<int>(), m["scenarios"].size(),
               m["mean_cost_error_percent"].get<double>());
