@@ -380,7 +380,7 @@ void add_findings(const ProfileData& data, Report& r) {
   allocator_cost(data, r.findings, r.measured_cost_ns_per_step);
   throttling(data, r, r.findings, r.measured_cost_ns_per_step);
   slow_host(slow_host_of_run, r.findings, r.measured_cost_ns_per_step);
-  slow_rank(r, slow_host_of_run, r.findings, r.measured_cost_ns_per_step);
+  slow_rank(data, r, slow_host_of_run, r.findings, r.measured_cost_ns_per_step);
   host_gaps(data, r.findings, r.measured_cost_ns_per_step);
   shape_recompilation(data, r.findings, r.measured_cost_ns_per_step);
   hbm_fragmentation(data, r.findings, r.measured_cost_ns_per_step);

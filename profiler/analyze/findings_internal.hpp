@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,13 @@ inline constexpr const char* kSlowLinkAtTail = "slow_link.at_tail";
 inline constexpr const char* kSlowLinkOnDevice = "slow_link.on_device";
 
 // The slow host's ranks are that finding's, not slow_rank's (`host`: slow_host_verdict).
-void slow_rank(const Report& r, const HostVerdict& host, std::vector<Finding>& out, Measured& measured);  // findings_ranks.cpp
+void slow_rank(const ProfileData& d, const Report& r, const HostVerdict& host, std::vector<Finding>& out,
+               Measured& measured);  // findings_ranks.cpp
+// How much sooner per step (after each device's warm-up) the job would end with each given
+// device's own work, outside its collectives, times its pace: the collectives replayed
+// (straggler_replay.cpp). nullopt when they cannot be: no steps after a warm-up, no collectives,
+// point-to-point transfers (a pipeline's), or devices meeting them in different orders.
+std::optional<double> straggler_replay_cost(const ProfileData& d, const std::map<int, double>& pace);
 void slow_host(const HostVerdict& v, std::vector<Finding>& out, Measured& measured);  // findings_ranks.cpp
 void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_clock.cpp
 void host_gaps(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_host.cpp

@@ -135,7 +135,9 @@ constexpr RuleDef kRules[] = {
      "the rest, unless half the ranks or more are alike",
      "the straggler's own work per step minus the other ranks' median (they wait that long for it); when it was "
      "slow in some steps only (a cause that began or ended during the run), those steps are named with its excess "
-     "in each",
+     "in each; when the others wait for other ranks anyway (a slow link's group), what a replay of the collectives "
+     "(COMMUNICATION_OP, each instance ending its shortest member's time after its last member arrives) with the "
+     "straggler's work between them at the others' pace takes off the step, if under half the excess",
      Severity::kWarning,
      "look at the slow rank's device: npu-smi info/health for its clock, temperature and cores, npu-smi "
      "diag for its compute; balance its input or its share of the model"},

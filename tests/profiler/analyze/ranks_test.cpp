@@ -65,7 +65,7 @@ TEST(Ranks, RanksAsSlowAsTheStragglerAreStragglersWithIt) {
   r.header = h, r.ranks = rows, r.comm_types.push_back({});
   std::vector<Finding> out;
   Measured measured;
-  slow_rank(r, HostVerdict{}, out, measured);
+  slow_rank(ProfileData{}, r, HostVerdict{}, out, measured);  // no collectives recorded: nothing to replay
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].text.rfind("Stragglers: rank 1 (device 1) and rank 5 (device 5) work up to 9.800 ms per step against "
                               "8.200 ms on the other ranks (the median), 19.5% slower",
@@ -105,7 +105,7 @@ Report straggling(bool collectives, bool throttled) {
 std::vector<Finding> slow_rank_of(const Report& r) {
   std::vector<Finding> out;
   Measured measured;
-  slow_rank(r, HostVerdict{}, out, measured);
+  slow_rank(ProfileData{}, r, HostVerdict{}, out, measured);  // no collectives recorded: nothing to replay
   return out;
 }
 
@@ -205,7 +205,7 @@ TEST(SlowHostFinding, OneSlowNpuOfAHostIsASlowRankNotASlowHost) {
   EXPECT_FALSE(host.slow) << host.host;
   std::vector<Finding> out;
   Measured measured;
-  slow_rank(r, host, out, measured);
+  slow_rank(ProfileData{}, r, host, out, measured);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].id, "slow_rank");
   EXPECT_NEAR(out[0].cost_ns_per_step.value_or(0), 4.1e6, 1);
