@@ -47,7 +47,7 @@ void slow_rank(const ProfileData& d, const Report& r, const HostVerdict& host, s
 // How much sooner per step (after each device's warm-up) the job would end with each given
 // device's own work, outside its collectives, times its pace: the collectives replayed
 // (straggler_replay.cpp). nullopt when they cannot be: no steps after a warm-up, no collectives,
-// point-to-point transfers (a pipeline's), or devices meeting them in different orders.
+// a Send or Receive whose other end was not recorded, or calls that cannot be ordered.
 std::optional<double> straggler_replay_cost(const ProfileData& d, const std::map<int, double>& pace);
 void slow_host(const HostVerdict& v, std::vector<Finding>& out, Measured& measured);  // findings_ranks.cpp
 void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_clock.cpp

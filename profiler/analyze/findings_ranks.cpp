@@ -16,6 +16,8 @@ namespace {
 constexpr double kStragglerShare = 0.05;  // own work this much above the other ranks' median
 constexpr double kTiedShare = 0.01;       // a rank this close (of its work) to the most own work is as slow
 constexpr double kHiddenShare = 0.5;      // a straggler costing less than this of its excess: the step hides it
+constexpr double kPartShare = 0.95;       // a straggler costing less than this of its excess: said so
+constexpr double kOverlapShare = 0.05;    // of its excess, its collectives beside its work: the replay sees it whole
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -332,17 +334,19 @@ void slow_rank(const ProfileData& d, const Report& r, const HostVerdict& host, s
   measured["slow_rank"] = std::max(0.0, v.excess_ns);
   if (!v.slow) return;
   const RankRow& slow = r.ranks[static_cast<std::size_t>(v.index)];
-  // Its extra work costs the step what the others wait for it: little of it when they wait for
-  // something else anyway (a slow link's group), which a replay of the collectives at the others'
-  // pace tells. The replay scales only its work between collectives, not what overlaps them (a
-  // gradient bucket's allreduce beside the backward pass), so it reads short of a straggler that
-  // sets the pace (0.38 of 0.49 ms for the matrix's dp2 straggler): it stands only when it says
-  // the step hides most of the excess; otherwise, and where the job cannot be replayed, the excess.
+  // Its extra work costs the step what the others wait for it, which a replay of the collectives
+  // at the others' pace tells: little of it when they wait for something else anyway (a slow
+  // link's group), part of it when some of it fills a pipeline's bubble. The replay scales only
+  // its work between collectives, not what overlaps them (a gradient bucket's allreduce beside the
+  // backward pass), so it reads short of a straggler whose work overlaps its collectives (0.38 of
+  // 0.49 ms for the matrix's dp2 straggler): there it stands only when it says the step hides most
+  // of the excess. Otherwise, and where the job cannot be replayed, the excess.
   std::map<int, double> pace = {{slow.device, v.baseline_ns / slow.work()}};
   for (int i : v.tied) pace[r.ranks[static_cast<std::size_t>(i)].device] = v.baseline_ns / r.ranks[static_cast<std::size_t>(i)].work();
   const std::optional<double> replayed = straggler_replay_cost(d, pace);
   const bool hidden = replayed && *replayed < kHiddenShare * v.excess_ns;
-  const double cost = hidden ? *replayed : v.excess_ns;
+  const bool seen_whole = slow.communication - slow.comm_exposed <= kOverlapShare * v.excess_ns;
+  const double cost = replayed && (hidden || seen_whole) ? std::min(v.excess_ns, *replayed) : v.excess_ns;
   measured["slow_rank"] = cost;
   // A slow host is the root cause of its ranks' slowness: one finding, not two. So is a
   // throttled clock on the rank's device (the throttling finding costs it; a burn with one hot
@@ -361,6 +365,10 @@ void slow_rank(const ProfileData& d, const Report& r, const HostVerdict& host, s
   const bool collectives = !r.comm_types.empty();
   std::string effect = collectives ? (one ? "the other ranks wait for it in their collectives" : "the other ranks wait for them in their collectives")
                                    : "the job, whose ranks share no collective, ends when " + std::string(one ? "this rank does" : "these ranks do");
+  if (!hidden && cost < kPartShare * v.excess_ns) {
+    effect += "; the step loses " + ms(cost) + " of it (replayed with " + std::string(one ? "it" : "them") +
+              " at the others' pace: the rest falls in time the ranks wait anyway, as a pipeline's bubble)";
+  }
   if (hidden) {
     effect = "the step hides most of it: the ranks wait in their collectives for other ranks anyway (replayed with " +
              std::string(one ? "it" : "them") + " at the others' pace, the step ends " + ms(cost) + " sooner)";

@@ -135,9 +135,11 @@ constexpr RuleDef kRules[] = {
      "the rest, unless half the ranks or more are alike",
      "the straggler's own work per step minus the other ranks' median (they wait that long for it); when it was "
      "slow in some steps only (a cause that began or ended during the run), those steps are named with its excess "
-     "in each; when the others wait for other ranks anyway (a slow link's group), what a replay of the collectives "
-     "(COMMUNICATION_OP, each instance ending its shortest member's time after its last member arrives) with the "
-     "straggler's work between them at the others' pace takes off the step, if under half the excess",
+     "in each; or, when less, what a replay of the collectives (COMMUNICATION_OP; each instance, a Send with its "
+     "Receive too, ends its shortest member's time after its last member arrives) with the straggler's work between "
+     "them at the others' pace takes off the step: where its collectives overlap its work by under 5% of the excess "
+     "(a pipeline stage, part of whose work falls in the bubble), or where the replay says the step hides over half "
+     "of it (the others wait for a slow link's group anyway)",
      Severity::kWarning,
      "look at the slow rank's device: npu-smi info/health for its clock, temperature and cores, npu-smi "
      "diag for its compute; balance its input or its share of the model"},

@@ -1,20 +1,23 @@
 // What a straggler costs the step, by replaying the job's collectives with its own work at the
 // other ranks' pace (straggler_replay_cost, findings_internal.hpp).
 //
-// Each device's timeline after its warm-up step is its collectives in start order with its own
-// work between them: from its warm-up's end to its first collective, from each collective's end
-// to the next one's start (negative when it was queued behind the previous one), and from its
-// last collective to its last step's end. A collective instance (one COMMUNICATION_OP opName
-// across its members) ends its transfer time after its last member arrives; the transfer time is
-// its shortest member's duration (the last to arrive waits for nobody). The replay takes the
-// instances in dependency order: one is ready when each member has reached it.
+// Each device's timeline after its warm-up step is its collectives with its own work before each:
+// a call follows the latest of its device's calls that ended before it started (its warm-up's
+// end for the first), after the time between the two; calls that overlap run side by side (a
+// stage's Send beside its Receive). A collective instance (one COMMUNICATION_OP opName across its
+// members; a Send and its Receive) ends its transfer time after its last member arrives; the
+// transfer time is its shortest member's duration (the last to arrive waits for nobody). The
+// replay takes the instances in dependency order; a device ends its work after its last call
+// (to its last step's end) after the last of them.
 #include <algorithm>
 #include <deque>
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 #include "profiler/analyze/findings_internal.hpp"
+#include "profiler/analyze/findings_links.hpp"
 
 namespace npukit::prof {
 
@@ -23,7 +26,27 @@ namespace {
 struct Timeline {
   int64_t from = 0, to = 0;                     // its warm-up step's end, its last step's end
   std::vector<const CollectiveRecord*> calls;   // in start order, within (from, to)
+  std::vector<int> after;                       // per call: the call it follows (-1: the warm-up)
+  std::vector<std::vector<std::size_t>> next;   // per call: the calls that follow it
+  std::vector<std::size_t> first;               // the calls that follow the warm-up
 };
+
+// Each call's predecessor: the latest-ending of the device's earlier calls that ended by its start.
+void link_calls(Timeline& t) {
+  t.after.assign(t.calls.size(), -1);
+  t.next.assign(t.calls.size(), {});
+  std::vector<std::size_t> by_end(t.calls.size());
+  for (std::size_t i = 0; i < by_end.size(); ++i) by_end[i] = i;
+  std::sort(by_end.begin(), by_end.end(), [&](std::size_t a, std::size_t b) { return t.calls[a]->end < t.calls[b]->end; });
+  std::size_t ended = 0;
+  int latest = -1;
+  for (std::size_t k = 0; k < t.calls.size(); ++k) {  // start order
+    while (ended < by_end.size() && t.calls[by_end[ended]]->end <= t.calls[k]->start) latest = static_cast<int>(by_end[ended++]);
+    t.after[k] = latest;
+    if (latest < 0) t.first.push_back(k);
+    else t.next[static_cast<std::size_t>(latest)].push_back(k);
+  }
+}
 
 struct Instance {
   std::vector<int> members;   // devices
@@ -31,47 +54,50 @@ struct Instance {
 };
 
 // When the last device ends, replayed with each device's own work times its pace (1 unless
-// given). nullopt when the instances cannot all be ordered (devices meeting them in different
-// orders: overlapping collectives on several streams).
+// given). nullopt when the instances cannot all be ordered.
 std::optional<double> replay(const std::map<int, Timeline>& devices, const std::unordered_map<int64_t, Instance>& instances,
-                             const std::map<int, double>& pace) {
+                             const std::unordered_map<const CollectiveRecord*, int64_t>& ids, const std::map<int, double>& pace) {
   auto pace_of = [&](int device) {
     auto p = pace.find(device);
     return p == pace.end() ? 1.0 : p->second;
   };
-  std::map<int, std::size_t> next;   // device -> index of the call it is at
-  std::map<int, double> end;         // device -> when its last replayed call ended
+  std::map<int, std::vector<double>> ends;  // device -> per call, when it ended in the replay
   std::unordered_map<int64_t, std::pair<std::size_t, double>> arrived;  // instance -> members there, latest arrival
+  std::unordered_map<int64_t, std::vector<std::pair<int, std::size_t>>> at;  // instance -> (device, call)
   std::deque<int64_t> ready;
-  auto arrive = [&](int device) {
-    const Timeline& t = devices.at(device);
-    const std::size_t k = next[device];
-    if (k >= t.calls.size()) return;
-    const CollectiveRecord& c = *t.calls[k];
-    const int64_t before = k == 0 ? t.from : t.calls[k - 1]->end;
-    const double at = end[device] + static_cast<double>(c.start - before) * pace_of(device);
-    auto& [count, latest] = arrived.try_emplace(c.op_name, 0, -1e300).first->second;
-    ++count, latest = std::max(latest, at);
-    if (count == instances.at(c.op_name).members.size()) ready.push_back(c.op_name);
+  auto arrive = [&](int device, std::size_t k, double from_time, int64_t from_ns) {
+    const CollectiveRecord& c = *devices.at(device).calls[k];
+    const int64_t id = ids.at(&c);
+    auto& [count, latest] = arrived.try_emplace(id, 0, -1e300).first->second;
+    ++count, latest = std::max(latest, from_time + static_cast<double>(c.start - from_ns) * pace_of(device));
+    at[id].push_back({device, k});
+    if (count == instances.at(id).members.size()) ready.push_back(id);
   };
-  for (const auto& [device, t] : devices) end[device] = static_cast<double>(t.from), arrive(device);
+  for (const auto& [device, t] : devices) {
+    ends[device].assign(t.calls.size(), 0);
+    for (std::size_t k : t.first) arrive(device, k, static_cast<double>(t.from), t.from);
+  }
   std::size_t done = 0;
   while (!ready.empty()) {
     const int64_t id = ready.front();
     ready.pop_front();
-    const Instance& inst = instances.at(id);
-    const double finish = arrived[id].second + static_cast<double>(inst.transfer_ns);
+    const double finish = arrived[id].second + static_cast<double>(instances.at(id).transfer_ns);
     ++done;
-    for (int m : inst.members) {
-      end[m] = finish, ++next[m];
-      arrive(m);
+    for (auto [device, k] : at[id]) {
+      const Timeline& t = devices.at(device);
+      ends[device][k] = finish;
+      for (std::size_t n : t.next[k]) arrive(device, n, finish, t.calls[k]->end);
     }
   }
   if (done != instances.size()) return std::nullopt;
   double last = -1e300;
   for (const auto& [device, t] : devices) {
-    const int64_t after = t.calls.empty() ? t.from : t.calls.back()->end;
-    last = std::max(last, end[device] + static_cast<double>(t.to - after) * pace_of(device));
+    double finish = static_cast<double>(t.from);
+    int64_t after = t.from;
+    for (std::size_t k = 0; k < t.calls.size(); ++k) {
+      if (t.calls[k]->end >= after) after = t.calls[k]->end, finish = ends[device][k];
+    }
+    last = std::max(last, finish + static_cast<double>(t.to - after) * pace_of(device));
   }
   return last;
 }
@@ -82,32 +108,48 @@ std::optional<double> straggler_replay_cost(const ProfileData& d, const std::map
   std::map<int, Timeline> devices;
   std::map<int, int> steps;
   for (const StepWindow& w : d.steps) {
-    Timeline& t = devices.try_emplace(w.device, Timeline{w.window.end, w.window.end, {}}).first->second;
+    Timeline& t = devices.try_emplace(w.device, Timeline{w.window.end, w.window.end, {}, {}, {}, {}}).first->second;
     t.from = std::min(t.from, w.window.end), t.to = std::max(t.to, w.window.end);
     ++steps[w.device];
   }
   int replayed_steps = 0;
   for (const auto& [device, n] : steps) replayed_steps = std::max(replayed_steps, n - 1);
   if (replayed_steps < 1) return std::nullopt;
-  std::unordered_map<int64_t, Instance> instances;
+  // A Send and its Receive are two ops of one transfer: the k-th Send from one device to another
+  // meets the k-th Receive there.
+  std::unordered_map<const CollectiveRecord*, std::pair<int, int>> ends;
+  for (const Transfer& t : transfers(d)) ends[t.call] = {t.from, t.to};
+  std::unordered_map<const CollectiveRecord*, int64_t> ids;
   for (const CollectiveRecord& c : d.collectives) {
-    if (c.src_rank >= 0 || c.dst_rank >= 0) return std::nullopt;  // a Send and its Receive are two ops
+    if (c.src_rank >= 0 && !ends.count(&c)) return std::nullopt;  // its other end was not recorded
     auto t = devices.find(c.device);
     if (t == devices.end() || c.start < t->second.from || c.end > t->second.to) continue;
     t->second.calls.push_back(&c);
-    Instance& inst = instances[c.op_name];
-    inst.members.push_back(c.device);
-    inst.transfer_ns = std::min(inst.transfer_ns, c.end - c.start);
   }
-  if (instances.empty()) return std::nullopt;
+  std::map<std::tuple<int, int, bool>, int64_t> nth;  // (from, to, at the sender) -> transfers met
+  std::unordered_map<int64_t, Instance> instances;
   for (auto& [device, t] : devices) {
     std::sort(t.calls.begin(), t.calls.end(), [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->start < b->start; });
+    for (const CollectiveRecord* c : t.calls) {
+      int64_t id = c->op_name;
+      if (auto e = ends.find(c); e != ends.end()) {
+        auto [from, to] = e->second;
+        int64_t k = nth[{from, to, device == from}]++;
+        id = -1 - ((static_cast<int64_t>(from) * 65536 + to) * (int64_t{1} << 24) + k);  // below every string id
+      }
+      ids[c] = id;
+      Instance& inst = instances[id];
+      inst.members.push_back(device);
+      inst.transfer_ns = std::min(inst.transfer_ns, c->end - c->start);
+    }
   }
+  if (instances.empty()) return std::nullopt;
+  for (auto& [device, t] : devices) link_calls(t);
   for (const auto& [id, inst] : instances) {  // an instance met twice by one device is not one call each
     if (std::set<int>(inst.members.begin(), inst.members.end()).size() != inst.members.size()) return std::nullopt;
   }
-  auto as_recorded = replay(devices, instances, {});
-  auto at_pace = replay(devices, instances, pace);
+  auto as_recorded = replay(devices, instances, ids, {});
+  auto at_pace = replay(devices, instances, ids, pace);
   if (!as_recorded || !at_pace) return std::nullopt;
   return std::max(0.0, (*as_recorded - *at_pace) / replayed_steps);
 }
