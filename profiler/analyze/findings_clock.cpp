@@ -30,32 +30,55 @@ bool throttled_at(const std::vector<const ThrottlePeriod*>& periods, int64_t ts)
   return std::any_of(periods.begin(), periods.end(), [&](const ThrottlePeriod* p) { return ts >= p->start && ts < p->end; });
 }
 
-// Adds each device's kernel excess while throttled (Device::excess_ns, measured, unmeasured).
+// Adds each device's kernel excess while throttled (Device::excess_ns, measured, unmeasured). A
+// throttled kernel's twin is the same op run unthrottled on its own device; else the op's median
+// over every device, times how much slower the device runs the ops it ran unthrottled (the median
+// ratio of its own medians to every device's): a device slow for another reason too (degraded
+// cores) would otherwise have that counted as throttling.
 void kernel_excess(const ProfileData& d, const Report& r, std::map<int, Device>& devices) {
   std::map<int, std::vector<const ThrottlePeriod*>> periods;
   for (const ThrottlePeriod& p : r.throttles) periods[p.device].push_back(&p);
-  using Key = std::tuple<int64_t, int64_t, int64_t>;  // name, shapes, dtypes
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // device (-1: any), name, shapes, dtypes
   std::map<Key, std::vector<int64_t>> unthrottled;
   std::vector<const TaskRecord*> throttled;
   for (const TaskRecord& t : d.tasks) {
     if (t.name < 0 || d.str(t.task_type).rfind("AI_", 0) != 0) continue;
     auto p = periods.find(t.device);
-    if (p != periods.end() && throttled_at(p->second, t.start)) throttled.push_back(&t);
-    else unthrottled[{t.name, t.shapes, t.dtypes}].push_back(t.duration());
+    if (p != periods.end() && throttled_at(p->second, t.start)) {
+      throttled.push_back(&t);
+      continue;
+    }
+    unthrottled[{t.device, t.name, t.shapes, t.dtypes}].push_back(t.duration());
+    unthrottled[{-1, t.name, t.shapes, t.dtypes}].push_back(t.duration());
   }
   std::map<Key, double> median;
   for (auto& [key, list] : unthrottled) {
     std::nth_element(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(list.size() / 2), list.end());
     median[key] = static_cast<double>(list[list.size() / 2]);
   }
+  std::map<int64_t, std::vector<double>> ratios;  // device -> its median over every device's, per op
+  for (const auto& [key, own] : median) {
+    const auto [device, name, shapes, dtypes] = key;
+    if (device >= 0 && median.at({-1, name, shapes, dtypes}) > 0) ratios[device].push_back(own / median.at({-1, name, shapes, dtypes}));
+  }
+  std::map<int64_t, double> pace;
+  for (auto& [device, list] : ratios) {
+    std::nth_element(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(list.size() / 2), list.end());
+    pace[device] = list[list.size() / 2];
+  }
   for (const TaskRecord* t : throttled) {
     Device& dev = devices[t->device];
-    auto m = median.find({t->name, t->shapes, t->dtypes});
-    if (m == median.end()) {
+    double twin = 0;
+    if (auto own = median.find({t->device, t->name, t->shapes, t->dtypes}); own != median.end()) {
+      twin = own->second;
+    } else if (auto any = median.find({-1, t->name, t->shapes, t->dtypes}); any != median.end()) {
+      auto p = pace.find(t->device);
+      twin = any->second * (p == pace.end() ? 1.0 : p->second);
+    } else {
       ++dev.unmeasured;
       continue;
     }
-    dev.excess_ns += std::max(0.0, static_cast<double>(t->duration()) - m->second);
+    dev.excess_ns += std::max(0.0, static_cast<double>(t->duration()) - twin);
     ++dev.measured;
   }
 }

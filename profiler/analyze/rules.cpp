@@ -67,7 +67,8 @@ constexpr RuleDef kRules[] = {
      "ops with >= 3% of kernel time below 10 FLOP per input byte", "", Severity::kInfo,
      "fuse the elementwise chain into its producer, or keep the data in a lower precision"},
     {"throttling", "the clock's DVFS steps (EMU_EVENT throttle_changed), the first counter sample, and every kernel "
-     "that ran throttled against the same op (name, shapes, dtypes) run unthrottled",
+     "that ran throttled against the same op (name, shapes, dtypes) run unthrottled on its own device (else on every "
+     "device, times how much slower its device runs the ops it ran unthrottled)",
      "any period with a throttle reason",
      "per step, on the costliest device: the throttled kernels' time beyond their unthrottled median",
      Severity::kWarning,
@@ -137,9 +138,9 @@ constexpr RuleDef kRules[] = {
      "slow in some steps only (a cause that began or ended during the run), those steps are named with its excess "
      "in each; or, when less, what a replay of the collectives (COMMUNICATION_OP; each instance, a Send with its "
      "Receive too, ends its shortest member's time after its last member arrives) with the straggler's work between "
-     "them at the others' pace takes off the step: where its collectives overlap its work by under 5% of the excess "
-     "(a pipeline stage, part of whose work falls in the bubble), or where the replay says the step hides over half "
-     "of it (the others wait for a slow link's group anyway)",
+     "them at the others' pace takes off the step, for a rank slow in every step: where its collectives overlap its "
+     "work by under 1% of the excess (a pipeline stage, part of whose work falls in the bubble), or where the replay "
+     "says the step hides over half of it (the others wait for a slow link's group anyway)",
      Severity::kWarning,
      "look at the slow rank's device: npu-smi info/health for its clock, temperature and cores, npu-smi "
      "diag for its compute; balance its input or its share of the model"},
