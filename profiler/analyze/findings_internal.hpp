@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -44,11 +45,23 @@ inline constexpr const char* kSlowLinkOnDevice = "slow_link.on_device";
 // The slow host's ranks are that finding's, not slow_rank's (`host`: slow_host_verdict).
 void slow_rank(const ProfileData& d, const Report& r, const HostVerdict& host, std::vector<Finding>& out,
                Measured& measured);  // findings_ranks.cpp
-// How much sooner per step (after each device's warm-up) the job would end with each given
-// device's own work, outside its collectives, times its pace: the collectives replayed
-// (straggler_replay.cpp). nullopt when they cannot be: no steps after a warm-up, no collectives,
-// a Send or Receive whose other end was not recorded, or calls that cannot be ordered.
-std::optional<double> straggler_replay_cost(const ProfileData& d, const std::map<int, double>& pace);
+// A cause the replay says costs the step less than this share of its own estimate: the step hides it.
+inline constexpr double kHiddenShare = 0.5;
+// How long a device's own work from `from` to `to` (recorded ns: outside its collectives) would
+// take without the cause.
+using ReplayWork = std::function<double(int device, int64_t from, int64_t to)>;
+// How much sooner per step (after each device's warm-up) the job would end with its devices' own
+// work as `work` says: the collectives replayed (straggler_replay.cpp). nullopt when they cannot
+// be: no steps after a warm-up, no collectives, a Send or Receive whose other end was not
+// recorded, or calls that cannot be ordered.
+std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work);
+// The same with each given device's own work times its pace (a straggler at the others' pace).
+inline std::optional<double> straggler_replay_cost(const ProfileData& d, const std::map<int, double>& pace) {
+  return replay_cost(d, [&pace](int device, int64_t from, int64_t to) {
+    auto p = pace.find(device);
+    return static_cast<double>(to - from) * (p == pace.end() ? 1.0 : p->second);
+  });
+}
 void slow_host(const HostVerdict& v, std::vector<Finding>& out, Measured& measured);  // findings_ranks.cpp
 void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out, Measured& measured);  // findings_clock.cpp
 void host_gaps(const ProfileData& d, std::vector<Finding>& out, Measured& measured);  // findings_host.cpp

@@ -70,7 +70,9 @@ constexpr RuleDef kRules[] = {
      "that ran throttled against the same op (name, shapes, dtypes) run unthrottled on its own device (else on every "
      "device, times how much slower its device runs the ops it ran unthrottled)",
      "any period with a throttle reason",
-     "per step, on the costliest device: the throttled kernels' time beyond their unthrottled median",
+     "per step, on the costliest device: the throttled kernels' time beyond their unthrottled median; or, where a "
+     "replay of the collectives (as slow_rank's) with its throttled work at its unthrottled clock says the step hides "
+     "over half of it (the ranks wait for another rank anyway), what the replay says",
      Severity::kWarning,
      "cool the chip (airflow, inlet temperature) or raise the power limit; check npu-smi health"},
     {"launch_bound", "per device: idle gaps between tasks inside each step (OVERLAP_ANALYSIS), less the host's "
@@ -138,9 +140,10 @@ constexpr RuleDef kRules[] = {
      "slow in some steps only (a cause that began or ended during the run), those steps are named with its excess "
      "in each; or, when less, what a replay of the collectives (COMMUNICATION_OP; each instance, a Send with its "
      "Receive too, ends its shortest member's time after its last member arrives) with the straggler's work between "
-     "them at the others' pace takes off the step, for a rank slow in every step: where its collectives overlap its "
-     "work by under 1% of the excess (a pipeline stage, part of whose work falls in the bubble), or where the replay "
-     "says the step hides over half of it (the others wait for a slow link's group anyway)",
+     "them at the others' pace takes off the step, for a rank slow in every step: where that is below the excess by "
+     "more than the straggler's collectives' time beside its work, which the replay cannot shorten (a pipeline stage, "
+     "part of whose work falls in the bubble; another rank slow too), or where the replay says the step hides over "
+     "half of it (the others wait for a slow link's group anyway)",
      Severity::kWarning,
      "look at the slow rank's device: npu-smi info/health for its clock, temperature and cores, npu-smi "
      "diag for its compute; balance its input or its share of the model"},

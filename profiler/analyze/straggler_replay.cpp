@@ -1,5 +1,6 @@
-// What a straggler costs the step, by replaying the job's collectives with its own work at the
-// other ranks' pace (straggler_replay_cost, findings_internal.hpp).
+// What a cause on some devices costs the step, by replaying the job's collectives with those
+// devices' own work as it would be without it (replay_cost, findings_internal.hpp): a straggler's at
+// the others' pace, a throttled device's at its unthrottled clock.
 //
 // Each device's timeline after its warm-up step is its collectives with its own work before each:
 // a call follows the latest of its device's calls that ended before it started (its warm-up's
@@ -53,13 +54,12 @@ struct Instance {
   int64_t transfer_ns = INT64_MAX;
 };
 
-// When the last device ends, replayed with each device's own work times its pace (1 unless
-// given). nullopt when the instances cannot all be ordered.
+// When the last device ends, replayed with each device's own work as `work` says (as recorded
+// when empty). nullopt when the instances cannot all be ordered.
 std::optional<double> replay(const std::map<int, Timeline>& devices, const std::unordered_map<int64_t, Instance>& instances,
-                             const std::unordered_map<const CollectiveRecord*, int64_t>& ids, const std::map<int, double>& pace) {
-  auto pace_of = [&](int device) {
-    auto p = pace.find(device);
-    return p == pace.end() ? 1.0 : p->second;
+                             const std::unordered_map<const CollectiveRecord*, int64_t>& ids, const ReplayWork& work) {
+  auto own = [&](int device, int64_t from, int64_t to) {
+    return work ? work(device, from, to) : static_cast<double>(to - from);
   };
   std::map<int, std::vector<double>> ends;  // device -> per call, when it ended in the replay
   std::unordered_map<int64_t, std::pair<std::size_t, double>> arrived;  // instance -> members there, latest arrival
@@ -69,7 +69,7 @@ std::optional<double> replay(const std::map<int, Timeline>& devices, const std::
     const CollectiveRecord& c = *devices.at(device).calls[k];
     const int64_t id = ids.at(&c);
     auto& [count, latest] = arrived.try_emplace(id, 0, -1e300).first->second;
-    ++count, latest = std::max(latest, from_time + static_cast<double>(c.start - from_ns) * pace_of(device));
+    ++count, latest = std::max(latest, from_time + own(device, from_ns, c.start));
     at[id].push_back({device, k});
     if (count == instances.at(id).members.size()) ready.push_back(id);
   };
@@ -97,14 +97,14 @@ std::optional<double> replay(const std::map<int, Timeline>& devices, const std::
     for (std::size_t k = 0; k < t.calls.size(); ++k) {
       if (t.calls[k]->end >= after) after = t.calls[k]->end, finish = ends[device][k];
     }
-    last = std::max(last, finish + static_cast<double>(t.to - after) * pace_of(device));
+    last = std::max(last, finish + own(device, after, t.to));
   }
   return last;
 }
 
 }  // namespace
 
-std::optional<double> straggler_replay_cost(const ProfileData& d, const std::map<int, double>& pace) {
+std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work) {
   std::map<int, Timeline> devices;
   std::map<int, int> steps;
   for (const StepWindow& w : d.steps) {
@@ -149,7 +149,7 @@ std::optional<double> straggler_replay_cost(const ProfileData& d, const std::map
     if (std::set<int>(inst.members.begin(), inst.members.end()).size() != inst.members.size()) return std::nullopt;
   }
   auto as_recorded = replay(devices, instances, ids, {});
-  auto at_pace = replay(devices, instances, ids, pace);
+  auto at_pace = replay(devices, instances, ids, work);
   if (!as_recorded || !at_pace) return std::nullopt;
   return std::max(0.0, (*as_recorded - *at_pace) / replayed_steps);
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -151,6 +152,22 @@ inline FaultAgainstClean fault_against_clean(const ScopedNode& node, const std::
   EXPECT_TRUE(out.report.is_object());
   if (!clean_dir.empty()) out.clean_report = report_of(clean_dir);
   return out;
+}
+
+// A cause behind another: `behind` (npu-emud arguments) is on `node` for both runs, `cause` only
+// for the faulted one. The other cause sets the pace, so `cause` costs the step about nothing:
+// finding `id` must say the step hides it, at under `within_ms` per step, as info.
+inline void expect_hidden_behind(const ScopedNode& node, const std::string& behind, const std::string& job,
+                                 const std::string& cause, const std::string& dir, const std::string& id,
+                                 double within_ms) {
+  ASSERT_EQ(run_command(emud() + " " + behind + " --node-name " + node.name()).exit_code, 0);
+  FaultAgainstClean run = fault_against_clean(node, job, cause, dir);
+  EXPECT_LT(std::abs(run.truth_ms), within_ms) << "the other cause sets the pace";
+  const nlohmann::json* f = run.finding(id);
+  ASSERT_NE(f, nullptr) << run.report["findings"].dump(1);
+  EXPECT_LT((*f)["cost_ms_per_step"].get<double>(), within_ms) << f->dump();
+  EXPECT_EQ((*f)["severity"], "info");
+  EXPECT_NE((*f)["text"].get<std::string>().find("the step hides most of it"), std::string::npos) << f->dump();
 }
 
 inline void expect_golden(const std::string& name, const std::string& actual) {

@@ -91,15 +91,8 @@ namespace {
 TEST(SlowRankHidden, AStragglerBehindASlowLinkCostsWhatTheStepLoses) {
   ScopedNode node("hidden", "--speed 1000 --seed 7");
   TempDir dir("hidden");
-  ASSERT_EQ(run_command(emud() + " inject --node-name " + node.name() + " --link 4-5 --fault link-degraded").exit_code, 0);
-  FaultAgainstClean run = fault_against_clean(node, "ernie3-train --steps 4", "inject --device 1 --fault aicore-degraded", dir.str());
-  EXPECT_LT(std::abs(run.truth_ms), 2.0) << "the slow link sets the pace";
-  const nlohmann::json* slow = run.finding("slow_rank");
-  ASSERT_NE(slow, nullptr) << run.report["findings"].dump(1);
-  EXPECT_LT((*slow)["cost_ms_per_step"].get<double>(), 2.0) << slow->dump();
-  EXPECT_EQ((*slow)["severity"], "info");
-  EXPECT_NE((*slow)["text"].get<std::string>().find("the step hides most of it"), std::string::npos) << slow->dump();
-  EXPECT_EQ(run.report["findings"][0]["id"], "slow_link");
+  expect_hidden_behind(node, "inject --link 4-5 --fault link-degraded", "ernie3-train --steps 4",
+                       "inject --device 1 --fault aicore-degraded", dir.str(), "slow_rank", 2.0);
 }
 
 }  // namespace
