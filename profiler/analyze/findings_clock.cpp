@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "profiler/analyze/findings_internal.hpp"
+#include "profiler/analyze/ranks.hpp"
 #include "telemetry/fields.hpp"
 
 namespace npukit::prof {
@@ -148,7 +149,14 @@ void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out
   text << "; kernels run slower while throttled";
   if (worst >= 0) {
     text << " (each throttled kernel against the same op run unthrottled in this recording)";
-    std::optional<double> replayed = replayed_cost(d, r, worst_device, by_device[worst_device]);
+    // Only where another rank is slow for another reason (a straggler the others wait for).
+    std::optional<double> replayed;
+    if (r.ranks.size() > 1) {
+      StragglerVerdict v = straggler(r.ranks);
+      if (v.slow && r.ranks[static_cast<std::size_t>(v.index)].device != worst_device) {
+        replayed = replayed_cost(d, r, worst_device, by_device[worst_device]);
+      }
+    }
     if (replayed && *replayed < kHiddenShare * worst) {
       text << "; but the step hides most of it: the ranks wait in their collectives for another rank anyway (replayed "
               "with the throttled work at its unthrottled clock, the step ends " << ms(*replayed) << " sooner)";

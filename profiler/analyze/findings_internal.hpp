@@ -50,11 +50,15 @@ inline constexpr double kHiddenShare = 0.5;
 // How long a device's own work from `from` to `to` (recorded ns: outside its collectives) would
 // take without the cause.
 using ReplayWork = std::function<double(int device, int64_t from, int64_t to)>;
+// How long a collective instance's transfer would take without the cause, from its recorded
+// time (`call`: one member's record; `from`, `to`: a Send and its Receive's devices, else -1).
+using ReplayTransfer = std::function<double(const CollectiveRecord& call, int from, int to, double recorded_ns)>;
 // How much sooner per step (after each device's warm-up) the job would end with its devices' own
-// work as `work` says: the collectives replayed (straggler_replay.cpp). nullopt when they cannot
-// be: no steps after a warm-up, no collectives, a Send or Receive whose other end was not
-// recorded, or calls that cannot be ordered.
-std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work);
+// work as `work` says and its transfers as `transfer` says (either empty: as recorded): the
+// collectives replayed (straggler_replay.cpp). nullopt when they cannot be: no steps after a
+// warm-up, no collectives, a Send or Receive whose other end was not recorded, or calls that
+// cannot be ordered.
+std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work, const ReplayTransfer& transfer = {});
 // The same with each given device's own work times its pace (a straggler at the others' pace).
 inline std::optional<double> straggler_replay_cost(const ProfileData& d, const std::map<int, double>& pace) {
   return replay_cost(d, [&pace](int device, int64_t from, int64_t to) {

@@ -70,9 +70,9 @@ constexpr RuleDef kRules[] = {
      "that ran throttled against the same op (name, shapes, dtypes) run unthrottled on its own device (else on every "
      "device, times how much slower its device runs the ops it ran unthrottled)",
      "any period with a throttle reason",
-     "per step, on the costliest device: the throttled kernels' time beyond their unthrottled median; or, where a "
-     "replay of the collectives (as slow_rank's) with its throttled work at its unthrottled clock says the step hides "
-     "over half of it (the ranks wait for another rank anyway), what the replay says",
+     "per step, on the costliest device: the throttled kernels' time beyond their unthrottled median; or, where "
+     "another rank is a straggler and a replay of the collectives (as slow_rank's) with its throttled work at its "
+     "unthrottled clock says the step hides over half of it, what the replay says",
      Severity::kWarning,
      "cool the chip (airflow, inlet temperature) or raise the power limit; check npu-smi health"},
     {"launch_bound", "per device: idle gaps between tasks inside each step (OVERLAP_ANALYSIS), less the host's "
@@ -118,7 +118,8 @@ constexpr RuleDef kRules[] = {
      "follows them within the step: a pipeline stage's data-parallel AllReduce) cost no more than the device's "
      "next transfer's other end waited for it; plus, per boundary between two stages, its costlier direction's "
      "transfers' time beyond 80% of line rate (under 1F1B one direction of each micro-batch lies on the step's "
-     "critical path)",
+     "critical path); where a straggler is found too and a replay of the collectives (as slow_rank's) with these "
+     "transfers at 80% of line rate says the step hides over half of that, what the replay says",
      Severity::kWarning,
      "check the named links: npu-smi info -t topo and the link counters, npu-smi diag's bandwidth test, "
      "reseat or replace the part; route the communicator over other links meanwhile"},

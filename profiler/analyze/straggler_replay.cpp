@@ -52,12 +52,15 @@ void link_calls(Timeline& t) {
 struct Instance {
   std::vector<int> members;   // devices
   int64_t transfer_ns = INT64_MAX;
+  const CollectiveRecord* call = nullptr;  // one member's
+  int from = -1, to = -1;                  // a Send and its Receive: the devices
 };
 
 // When the last device ends, replayed with each device's own work as `work` says (as recorded
 // when empty). nullopt when the instances cannot all be ordered.
 std::optional<double> replay(const std::map<int, Timeline>& devices, const std::unordered_map<int64_t, Instance>& instances,
-                             const std::unordered_map<const CollectiveRecord*, int64_t>& ids, const ReplayWork& work) {
+                             const std::unordered_map<const CollectiveRecord*, int64_t>& ids, const ReplayWork& work,
+                             const ReplayTransfer& transfer) {
   auto own = [&](int device, int64_t from, int64_t to) {
     return work ? work(device, from, to) : static_cast<double>(to - from);
   };
@@ -81,7 +84,9 @@ std::optional<double> replay(const std::map<int, Timeline>& devices, const std::
   while (!ready.empty()) {
     const int64_t id = ready.front();
     ready.pop_front();
-    const double finish = arrived[id].second + static_cast<double>(instances.at(id).transfer_ns);
+    const Instance& inst = instances.at(id);
+    const auto recorded = static_cast<double>(inst.transfer_ns);
+    const double finish = arrived[id].second + (transfer ? transfer(*inst.call, inst.from, inst.to, recorded) : recorded);
     ++done;
     for (auto [device, k] : at[id]) {
       const Timeline& t = devices.at(device);
@@ -104,7 +109,7 @@ std::optional<double> replay(const std::map<int, Timeline>& devices, const std::
 
 }  // namespace
 
-std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work) {
+std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work, const ReplayTransfer& transfer) {
   std::map<int, Timeline> devices;
   std::map<int, int> steps;
   for (const StepWindow& w : d.steps) {
@@ -132,13 +137,15 @@ std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work) 
     std::sort(t.calls.begin(), t.calls.end(), [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->start < b->start; });
     for (const CollectiveRecord* c : t.calls) {
       int64_t id = c->op_name;
+      int from = -1, to = -1;
       if (auto e = ends.find(c); e != ends.end()) {
-        auto [from, to] = e->second;
+        std::tie(from, to) = e->second;
         int64_t k = nth[{from, to, device == from}]++;
         id = -1 - ((static_cast<int64_t>(from) * 65536 + to) * (int64_t{1} << 24) + k);  // below every string id
       }
       ids[c] = id;
       Instance& inst = instances[id];
+      inst.call = c, inst.from = from, inst.to = to;
       inst.members.push_back(device);
       inst.transfer_ns = std::min(inst.transfer_ns, c->end - c->start);
     }
@@ -148,8 +155,8 @@ std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work) 
   for (const auto& [id, inst] : instances) {  // an instance met twice by one device is not one call each
     if (std::set<int>(inst.members.begin(), inst.members.end()).size() != inst.members.size()) return std::nullopt;
   }
-  auto as_recorded = replay(devices, instances, ids, {});
-  auto at_pace = replay(devices, instances, ids, work);
+  auto as_recorded = replay(devices, instances, ids, {}, {});
+  auto at_pace = replay(devices, instances, ids, work, transfer);
   if (!as_recorded || !at_pace) return std::nullopt;
   return std::max(0.0, (*as_recorded - *at_pace) / replayed_steps);
 }

@@ -3,7 +3,6 @@
 // before; the step section's outlier line then read 0 steps, the median being a slow one).
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -74,25 +73,6 @@ TEST(InputStarvation, RanksWaitingForTheLastFedRankAreOneFindingAtItsTrueCost) {
   }
   EXPECT_EQ(above_info, std::vector<std::string>{"data_loader_starvation"}) << run.report["findings"].dump(1);
   EXPECT_NEAR(cost, truth, 0.1 * truth);
-}
-
-}  // namespace
-}  // namespace npukit::testing
-
-namespace npukit::testing {
-namespace {
-
-// A straggler beside a slow link: ernie3-train (dp4 x tp2) with device 1's AI cores degraded and
-// the tensor-parallel link 4-5 at a quarter of its rate. Every rank waits for ranks 4 and 5 in the
-// data-parallel allreduces anyway, so rank 1's extra 79 ms of work per step costs the step about
-// nothing (the same job with the link fault alone is the truth). slow_rank read 79 ms, a warning
-// beside the critical slow link; a replay of the collectives at the others' pace now says the step
-// hides it.
-TEST(SlowRankHidden, AStragglerBehindASlowLinkCostsWhatTheStepLoses) {
-  ScopedNode node("hidden", "--speed 1000 --seed 7");
-  TempDir dir("hidden");
-  expect_hidden_behind(node, "inject --link 4-5 --fault link-degraded", "ernie3-train --steps 4",
-                       "inject --device 1 --fault aicore-degraded", dir.str(), "slow_rank", 2.0);
 }
 
 }  // namespace

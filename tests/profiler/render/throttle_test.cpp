@@ -99,21 +99,3 @@ TEST(Throttle, AChipAlreadyThrottledWhenTheRecordingStartsIsReported) {
 
 }  // namespace
 }  // namespace npukit::testing
-
-namespace npukit::testing {
-namespace {
-
-// A throttled chip behind a straggler: resnet50-train with device 1's AI cores degraded, then
-// device 6 capped at 150 W. Every rank waits for device 1 anyway, so the cap costs the step about
-// nothing (the same job with the straggler alone is the truth); the throttling finding read 5.97 ms,
-// a warning. A replay of the collectives with device 6's throttled work at its unthrottled clock
-// says the step hides it.
-TEST(ThrottleHidden, AThrottledChipBehindAStragglerCostsWhatTheStepLoses) {
-  ScopedNode node("throttle-hidden", "--speed 1000 --seed 7");
-  TempDir dir("throttle-hidden");
-  expect_hidden_behind(node, "inject --device 1 --fault aicore-degraded", "resnet50-train --steps 5",
-                       "set --device 6 --power-limit 150", dir.str(), "throttling", 1.0);
-}
-
-}  // namespace
-}  // namespace npukit::testing
