@@ -198,8 +198,9 @@ void churn(const ProfileData& d, const Report& r, std::vector<Finding>& out) {
 }
 
 // What device malloc/free cost each step: on each device, the host time of the calls inside its
-// step windows while the device sat idle (a call the device works through costs nothing), averaged
-// over its steps; the costliest device speaks for the node.
+// step windows while the device sat idle (a call the device works through costs nothing), and the
+// device's wait for its next launch after a call that left it idle (allocator_span), averaged over
+// its steps; the costliest device speaks for the node.
 void allocator_cost(const ProfileData& d, std::vector<Finding>& out, Measured& measured) {
   struct PerDevice {
     std::vector<Interval> calls;
@@ -219,7 +220,7 @@ void allocator_cost(const ProfileData& d, std::vector<Finding>& out, Measured& m
     for (const StepWindow& w : d.steps) {
       if (w.device != c.device || c.ts < w.window.start || c.ts >= w.window.end || c.host_ns <= 0) continue;
       PerDevice& p = devices[c.device];
-      p.calls.push_back({c.ts, c.ts + c.host_ns});
+      p.calls.push_back(allocator_span(busy_on(d, c.device), c));
       p.host_ns += c.host_ns, ++p.count;
       break;
     }

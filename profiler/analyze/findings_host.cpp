@@ -58,9 +58,18 @@ const std::pair<const int, Gaps>* worst(const std::map<int, Gaps>& gaps, double 
 
 }  // namespace
 
+Interval allocator_span(const Intervals& busy, const ProfileData::AllocCall& c) {
+  Interval span{c.ts, c.ts + c.host_ns};
+  // The first busy interval ending after the call: the device is idle at the call's end unless it
+  // started by then.
+  auto next = std::upper_bound(busy.begin(), busy.end(), span.end, [](int64_t t, const Interval& b) { return t < b.end; });
+  if (next != busy.end() && next->start > span.end && next->start - span.end <= kRelaunchNs) span.end = next->start;
+  return span;
+}
+
 std::map<int, Intervals> allocator_and_compile_spans(const ProfileData& d) {
   std::map<int, Intervals> out;
-  for (const ProfileData::AllocCall& c : d.alloc_calls) out[c.device].push_back({c.ts, c.ts + c.host_ns});
+  for (const ProfileData::AllocCall& c : d.alloc_calls) out[c.device].push_back(allocator_span(busy_on(d, c.device), c));
   for (auto& [device, spans] : compile_spans(d)) out[device].insert(out[device].end(), spans.begin(), spans.end());
   for (auto& [device, list] : out) list = union_of(std::move(list));
   return out;

@@ -100,5 +100,10 @@ std::map<int, Intervals> compile_spans(const ProfileData& d);
 // Per device, the host's device malloc/free calls and online compiles, merged: idle device time
 // under them is allocator_cost's and shape_recompilation's, not another rule's (findings_host.cpp).
 std::map<int, Intervals> allocator_and_compile_spans(const ProfileData& d);
+// A device malloc/free call's span on the device's timeline: the call, and when the device sat
+// idle from its end until a task started within kRelaunchNs, that wait too (a free drains the
+// device first, so the next launch after it finds the device idle).
+inline constexpr int64_t kRelaunchNs = 50'000;
+Interval allocator_span(const Intervals& busy, const ProfileData::AllocCall& c);
 
 }  // namespace npukit::prof

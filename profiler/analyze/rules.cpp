@@ -28,7 +28,8 @@ constexpr RuleDef kRules[] = {
      "replacement op"},
     {"allocator_cost", "the alloc/free events' host cost (EMU_EVENT c >> 32) inside each step",
      "device malloc/free cost the host >= 0.5% of the step on the costliest device",
-     "the host time of device malloc/free calls per step on that device while the device sat idle",
+     "the host time of device malloc/free calls per step on that device while the device sat idle, and the "
+     "device's wait for its next task after a call that left it idle, up to 50 us (a free drains the device first)",
      Severity::kWarning,
      "use a caching allocator (torch_npu's, or Paddle's FLAGS_allocator_strategy=auto_growth) "
      "or preallocate the buffers; with a caching allocator already, let it reserve its pool before the steps "

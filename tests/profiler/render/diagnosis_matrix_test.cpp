@@ -53,6 +53,11 @@ TEST(DiagnosisMatrix, EveryInjectedCauseIsTheTopFindingWithItsTrueCost) {
     if (s["expected"] == "unfused_kernels") {
       EXPECT_LE(s["cost_error_percent"].get<double>(), 5.0) << s.dump();
     }
+    // A free drains the device, so the device also waits for the next launch after it: counted,
+    // the direct allocator's cost reads within 3% (6.0% short without that wait).
+    if (s["scenario"] == "allocator") {
+      EXPECT_LE(s["cost_error_percent"].get<double>(), 3.0) << s.dump();
+    }
   }
   ASSERT_EQ(m["baselines"].size(), 13u);
   for (const json& b : m["baselines"]) EXPECT_TRUE(b["finding_above_info"].is_null()) << b.dump();
