@@ -32,6 +32,22 @@ bool throttled_at(const std::vector<const ThrottlePeriod*>& periods, int64_t ts)
   return std::any_of(periods.begin(), periods.end(), [&](const ThrottlePeriod* p) { return ts >= p->start && ts < p->end; });
 }
 
+// Each device's warm-up step window, when it recorded later steps too (ranks.hpp: left out of
+// per-step figures, as npu-run's step time and the diagnosis truth do).
+std::map<int, Interval> warm_up_windows(const ProfileData& d) {
+  std::map<int, std::pair<const StepWindow*, int>> first;  // device -> (its first step, its steps)
+  for (const StepWindow& w : d.steps) {
+    auto& [earliest, count] = first.try_emplace(w.device, &w, 0).first->second;
+    if (w.step < earliest->step) earliest = &w;
+    ++count;
+  }
+  std::map<int, Interval> out;
+  for (const auto& [device, f] : first) {
+    if (f.second > 1) out[device] = f.first->window;
+  }
+  return out;
+}
+
 // Adds each device's kernel excess while throttled (Device::excess_ns, measured, unmeasured). A
 // throttled kernel's twin is the same op run unthrottled on its own device; else the op's median
 // over every device, times how much slower the device runs the ops it ran unthrottled (the median
@@ -40,6 +56,11 @@ bool throttled_at(const std::vector<const ThrottlePeriod*>& periods, int64_t ts)
 void kernel_excess(const ProfileData& d, const Report& r, std::map<int, Device>& devices) {
   std::map<int, std::vector<const ThrottlePeriod*>> periods;
   for (const ThrottlePeriod& p : r.throttles) periods[p.device].push_back(&p);
+  const std::map<int, Interval> warm_up = warm_up_windows(d);
+  auto in_warm_up = [&](const TaskRecord& t) {
+    auto w = warm_up.find(t.device);
+    return w != warm_up.end() && t.start >= w->second.start && t.start < w->second.end;
+  };
   using Key = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // device (-1: any), name, shapes, dtypes
   std::map<Key, std::vector<int64_t>> unthrottled;
   std::vector<const TaskRecord*> throttled;
@@ -47,7 +68,7 @@ void kernel_excess(const ProfileData& d, const Report& r, std::map<int, Device>&
     if (t.name < 0 || d.str(t.task_type).rfind("AI_", 0) != 0) continue;
     auto p = periods.find(t.device);
     if (p != periods.end() && throttled_at(p->second, t.start)) {
-      throttled.push_back(&t);
+      if (!in_warm_up(t)) throttled.push_back(&t);  // per step as the step time is: after the warm-up
       continue;
     }
     unthrottled[{t.device, t.name, t.shapes, t.dtypes}].push_back(t.duration());
@@ -122,7 +143,8 @@ void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out
   }
   kernel_excess(d, r, by_device);
   std::map<int, int> steps;
-  for (const StepRow& s : r.steps) ++steps[s.device];
+  const FirstSteps first_step = first_steps(r);
+  for (const StepRow& s : r.steps) steps[s.device] += is_warm_up(first_step, s) ? 0 : 1;
   std::ostringstream text;
   Finding f{"throttling", "", {}};
   text << "AI-core clock throttled on " << by_device.size() << " device(s): ";

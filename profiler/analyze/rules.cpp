@@ -71,7 +71,8 @@ constexpr RuleDef kRules[] = {
      "that ran throttled against the same op (name, shapes, dtypes) run unthrottled on its own device (else on every "
      "device, times how much slower its device runs the ops it ran unthrottled)",
      "any period with a throttle reason",
-     "per step, on the costliest device: the throttled kernels' time beyond their unthrottled median; or, where "
+     "per step after each device's warm-up step, on the costliest device: the throttled kernels' time in those "
+     "steps beyond their unthrottled median; or, where "
      "another rank is a straggler and a replay of the collectives (as slow_rank's) with its throttled work at its "
      "unthrottled clock says the step hides over half of it, what the replay says",
      Severity::kWarning,
