@@ -123,7 +123,7 @@ std::optional<double> replayed_cost(const ProfileData& d, const Report& r, int d
     for (const ThrottlePeriod* p : periods) {
       span -= lost * static_cast<double>(std::max<int64_t>(0, std::min(to, p->end) - std::max(from, p->start)));
     }
-    return span;
+    return std::max(0.0, span);
   });
 }
 

@@ -192,7 +192,8 @@ void unfused_kernels(const ProfileData& d, const Report& r, std::vector<Finding>
   Groups<7, OpFacts> facts;
   Streams streams;
   for (const TaskRecord& t : d.tasks) {
-    if (t.task_type < 0 || t.shapes < 0) continue;
+    // Every task of a stream stays in its order: one without shapes (a copy, a kernel recorded
+    // without them) ends a run rather than letting the kernels around it join.
     auto [it, fresh] = facts.try_emplace({t.name, t.op_type, t.task_type, t.shapes, t.dtypes, t.out_shapes, t.out_dtypes});
     if (fresh) it->second = facts_of(d, t);
     // A stream runs its tasks one after another, so start order is task order.

@@ -59,7 +59,8 @@ const std::pair<const int, Gaps>* worst(const std::map<int, Gaps>& gaps, double 
 }  // namespace
 
 Interval allocator_span(const Intervals& busy, const ProfileData::AllocCall& c) {
-  Interval span{c.ts, c.ts + c.host_ns};
+  Interval span{c.ts, c.ts + std::max<int64_t>(0, c.host_ns)};
+  if (c.host_ns <= 0) return span;  // a caching allocator's hit or free: no runtime call, no drain
   // The first busy interval ending after the call: the device is idle at the call's end unless it
   // started by then.
   auto next = std::upper_bound(busy.begin(), busy.end(), span.end, [](int64_t t, const Interval& b) { return t < b.end; });

@@ -6,8 +6,9 @@ namespace {
 
 constexpr RuleDef kRules[] = {
     {"data_loader_starvation", "step windows and the device's busy intervals (OVERLAP_ANALYSIS)",
-     "the idle time before each step's first task, less the host's device malloc/free calls and online compiles "
-     "in it (allocator_cost's and shape_recompilation's), is >= 15% of the step (the steps after each device's "
+     "the idle time before each step's first task, less the host's device malloc/free calls (with the device's "
+     "wait for its next task after a runtime call, up to 50 us) and online compiles in it (allocator_cost's and "
+     "shape_recompilation's), is >= 15% of the step (the steps after each device's "
      "warm-up; with collectives, the longest wait of the step's ranks)",
      "the average of that idle time; with collectives the per-step longest (the others wait for the rank fed "
      "last, one host's pipeline feeding its ranks in turn: that wait in their collectives is this rule's, not "
@@ -59,7 +60,8 @@ constexpr RuleDef kRules[] = {
      "per run, its kernels' time beyond one fused kernel priced as the emulator prices one: the values passed "
      "between them skip HBM (a kernel that reads its input twice, batch-norm statistics first, still has it "
      "written and read once), and the kernel takes the longer of its cube work and its HBM traffic at the "
-     "device's rate (a high percentile of its vector kernels' bytes per second); per step on the device where "
+     "device's rate and a kernel's fixed start (a line through its element-wise kernels' bytes and times; else a "
+     "high percentile of its vector kernels' bytes per second); per step on the device where "
      "that is most",
      Severity::kWarning,
      "fuse the runs: graph mode with operator fusion (MindSpore's graph mode, torch.compile / TorchAir, Paddle's "
@@ -78,13 +80,15 @@ constexpr RuleDef kRules[] = {
      Severity::kWarning,
      "cool the chip (airflow, inlet temperature) or raise the power limit; check npu-smi health"},
     {"launch_bound", "per device: idle gaps between tasks inside each step (OVERLAP_ANALYSIS), less the host's "
-     "malloc/free and online-compile time",
+     "malloc/free (with the device's wait for its next task after a runtime call, up to 50 us) and "
+     "online-compile time",
      "gaps shorter than 50 us add up to >= 5% of the step on a device",
      "those gaps per step on the device where they add up most", Severity::kWarning,
      "launch fewer, larger kernels: graph mode (torch.compile / TorchAir, Paddle's static graph), fused ops, "
      "a larger batch per step"},
     {"host_launch_gaps", "per device: idle gaps between tasks inside each step (OVERLAP_ANALYSIS), less the host's "
-     "malloc/free and online-compile time",
+     "malloc/free (with the device's wait for its next task after a runtime call, up to 50 us) and "
+     "online-compile time",
      "gaps of 50 us or more add up to >= 5% of the step on a device",
      "those gaps per step on the device where they add up most", Severity::kWarning,
      "remove host work from the step: no loss.item()/.cpu() syncs or prints inside it, log every N steps, move "

@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <deque>
 #include <map>
-#include <set>
 #include <tuple>
 #include <unordered_map>
 
@@ -38,11 +37,17 @@ void link_calls(Timeline& t) {
   t.next.assign(t.calls.size(), {});
   std::vector<std::size_t> by_end(t.calls.size());
   for (std::size_t i = 0; i < by_end.size(); ++i) by_end[i] = i;
-  std::sort(by_end.begin(), by_end.end(), [&](std::size_t a, std::size_t b) { return t.calls[a]->end < t.calls[b]->end; });
+  std::sort(by_end.begin(), by_end.end(), [&](std::size_t a, std::size_t b) {
+    return t.calls[a]->end != t.calls[b]->end ? t.calls[a]->end < t.calls[b]->end : a < b;
+  });
   std::size_t ended = 0;
   int latest = -1;
+  // A call never follows itself or a later one: a zero-length call ends at its start.
+  auto before = [&](std::size_t j, std::size_t k) {
+    return t.calls[j]->end < t.calls[k]->start || (t.calls[j]->end == t.calls[k]->start && j < k);
+  };
   for (std::size_t k = 0; k < t.calls.size(); ++k) {  // start order
-    while (ended < by_end.size() && t.calls[by_end[ended]]->end <= t.calls[k]->start) latest = static_cast<int>(by_end[ended++]);
+    while (ended < by_end.size() && before(by_end[ended], k)) latest = static_cast<int>(by_end[ended++]);
     t.after[k] = latest;
     if (latest < 0) t.first.push_back(k);
     else t.next[static_cast<std::size_t>(latest)].push_back(k);
@@ -121,30 +126,36 @@ std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work, 
   for (const auto& [device, n] : steps) replayed_steps = std::max(replayed_steps, n - 1);
   if (replayed_steps < 1) return std::nullopt;
   // A Send and its Receive are two ops of one transfer: the k-th Send from one device to another
-  // meets the k-th Receive there.
+  // meets the k-th Receive there, counted over the whole recording (the devices' warm-ups end at
+  // different times) before the calls outside the replayed steps are left out.
   std::unordered_map<const CollectiveRecord*, std::pair<int, int>> ends;
   for (const Transfer& t : transfers(d)) ends[t.call] = {t.from, t.to};
-  std::unordered_map<const CollectiveRecord*, int64_t> ids;
+  std::map<int, std::vector<const CollectiveRecord*>> all;  // device -> its calls, in start order
   for (const CollectiveRecord& c : d.collectives) {
     if (c.src_rank >= 0 && !ends.count(&c)) return std::nullopt;  // its other end was not recorded
-    auto t = devices.find(c.device);
-    if (t == devices.end() || c.start < t->second.from || c.end > t->second.to) continue;
-    t->second.calls.push_back(&c);
+    if (c.end < c.start) return std::nullopt;                      // a damaged row
+    all[c.device].push_back(&c);
   }
-  std::map<std::tuple<int, int, bool>, int64_t> nth;  // (from, to, at the sender) -> transfers met
+  std::map<std::tuple<int, int, bool>, int64_t> nth;             // (from, to, at the sender) -> transfers met
+  std::map<std::tuple<int, int, int64_t>, int64_t> transfer_ids;  // (from, to, k) -> an id below every string id
+  std::unordered_map<const CollectiveRecord*, int64_t> ids;
   std::unordered_map<int64_t, Instance> instances;
-  for (auto& [device, t] : devices) {
-    std::sort(t.calls.begin(), t.calls.end(), [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->start < b->start; });
-    for (const CollectiveRecord* c : t.calls) {
+  for (auto& [device, calls] : all) {
+    std::sort(calls.begin(), calls.end(), [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->start < b->start; });
+    auto t = devices.find(device);
+    for (const CollectiveRecord* c : calls) {
       int64_t id = c->op_name;
       int from = -1, to = -1;
       if (auto e = ends.find(c); e != ends.end()) {
         std::tie(from, to) = e->second;
-        int64_t k = nth[{from, to, device == from}]++;
-        id = -1 - ((static_cast<int64_t>(from) * 65536 + to) * (int64_t{1} << 24) + k);  // below every string id
+        const int64_t k = nth[{from, to, device == from}]++;
+        id = transfer_ids.try_emplace({from, to, k}, -1 - static_cast<int64_t>(transfer_ids.size())).first->second;
       }
+      if (t == devices.end() || c->start < t->second.from || c->end > t->second.to) continue;
+      t->second.calls.push_back(c);
       ids[c] = id;
       Instance& inst = instances[id];
+      if (!inst.members.empty() && inst.members.back() == device) return std::nullopt;  // met twice by one device
       inst.call = c, inst.from = from, inst.to = to;
       inst.members.push_back(device);
       inst.transfer_ns = std::min(inst.transfer_ns, c->end - c->start);
@@ -152,9 +163,6 @@ std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work, 
   }
   if (instances.empty()) return std::nullopt;
   for (auto& [device, t] : devices) link_calls(t);
-  for (const auto& [id, inst] : instances) {  // an instance met twice by one device is not one call each
-    if (std::set<int>(inst.members.begin(), inst.members.end()).size() != inst.members.size()) return std::nullopt;
-  }
   auto as_recorded = replay(devices, instances, ids, {}, {});
   auto at_pace = replay(devices, instances, ids, work, transfer);
   if (!as_recorded || !at_pace) return std::nullopt;

@@ -96,7 +96,11 @@ Result<int64_t> StringIds::id(std::string_view value) {
   if (it != ids_.end()) return it->second;
   auto id = static_cast<int64_t>(ids_.size());
   auto kept = ids_.emplace(std::string(value), id).first;  // a node's key never moves
-  NPUKIT_RETURN_IF_ERROR(insert_.insert({id, std::string_view(kept->first)}, true));
+  Status s = insert_.insert({id, std::string_view(kept->first)}, true);
+  if (!s.ok()) {
+    ids_.erase(kept);  // the batch that held it rolls back too: no id without its row
+    return s;
+  }
   return id;
 }
 
