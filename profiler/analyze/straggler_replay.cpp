@@ -26,14 +26,12 @@ namespace {
 struct Timeline {
   int64_t from = 0, to = 0;                     // its warm-up step's end, its last step's end
   std::vector<const CollectiveRecord*> calls;   // in start order, within (from, to)
-  std::vector<int> after;                       // per call: the call it follows (-1: the warm-up)
   std::vector<std::vector<std::size_t>> next;   // per call: the calls that follow it
   std::vector<std::size_t> first;               // the calls that follow the warm-up
 };
 
 // Each call's predecessor: the latest-ending of the device's earlier calls that ended by its start.
 void link_calls(Timeline& t) {
-  t.after.assign(t.calls.size(), -1);
   t.next.assign(t.calls.size(), {});
   std::vector<std::size_t> by_end(t.calls.size());
   for (std::size_t i = 0; i < by_end.size(); ++i) by_end[i] = i;
@@ -48,7 +46,6 @@ void link_calls(Timeline& t) {
   };
   for (std::size_t k = 0; k < t.calls.size(); ++k) {  // start order
     while (ended < by_end.size() && before(by_end[ended], k)) latest = static_cast<int>(by_end[ended++]);
-    t.after[k] = latest;
     if (latest < 0) t.first.push_back(k);
     else t.next[static_cast<std::size_t>(latest)].push_back(k);
   }
@@ -118,7 +115,7 @@ std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work, 
   std::map<int, Timeline> devices;
   std::map<int, int> steps;
   for (const StepWindow& w : d.steps) {
-    Timeline& t = devices.try_emplace(w.device, Timeline{w.window.end, w.window.end, {}, {}, {}, {}}).first->second;
+    Timeline& t = devices.try_emplace(w.device, Timeline{w.window.end, w.window.end, {}, {}, {}}).first->second;
     t.from = std::min(t.from, w.window.end), t.to = std::max(t.to, w.window.end);
     ++steps[w.device];
   }
