@@ -32,18 +32,14 @@ bool throttled_at(const std::vector<const ThrottlePeriod*>& periods, int64_t ts)
   return std::any_of(periods.begin(), periods.end(), [&](const ThrottlePeriod* p) { return ts >= p->start && ts < p->end; });
 }
 
-// Each device's warm-up step window, when it recorded later steps too (ranks.hpp: left out of
-// per-step figures, as npu-run's step time and the diagnosis truth do).
-std::map<int, Interval> warm_up_windows(const ProfileData& d) {
-  std::map<int, std::pair<const StepWindow*, int>> first;  // device -> (its first step, its steps)
-  for (const StepWindow& w : d.steps) {
-    auto& [earliest, count] = first.try_emplace(w.device, &w, 0).first->second;
-    if (w.step < earliest->step) earliest = &w;
-    ++count;
-  }
+// Each device's warm-up step window, when it recorded later steps too (first_steps, ranks.hpp:
+// left out of per-step figures, as npu-run's step time and the diagnosis truth do).
+std::map<int, Interval> warm_up_windows(const ProfileData& d, const Report& r) {
+  const FirstSteps first = first_steps(r);
   std::map<int, Interval> out;
-  for (const auto& [device, f] : first) {
-    if (f.second > 1) out[device] = f.first->window;
+  for (const StepWindow& w : d.steps) {
+    auto f = first.find(w.device);
+    if (f != first.end() && f->second.second > 1 && w.step == f->second.first) out[w.device] = w.window;
   }
   return out;
 }
@@ -56,7 +52,7 @@ std::map<int, Interval> warm_up_windows(const ProfileData& d) {
 void kernel_excess(const ProfileData& d, const Report& r, std::map<int, Device>& devices) {
   std::map<int, std::vector<const ThrottlePeriod*>> periods;
   for (const ThrottlePeriod& p : r.throttles) periods[p.device].push_back(&p);
-  const std::map<int, Interval> warm_up = warm_up_windows(d);
+  const std::map<int, Interval> warm_up = warm_up_windows(d, r);
   auto in_warm_up = [&](const TaskRecord& t) {
     auto w = warm_up.find(t.device);
     return w != warm_up.end() && t.start >= w->second.start && t.start < w->second.end;
@@ -173,12 +169,7 @@ void throttling(const ProfileData& d, const Report& r, std::vector<Finding>& out
     text << " (each throttled kernel against the same op run unthrottled in this recording)";
     // Only where another rank is slow for another reason (a straggler the others wait for).
     std::optional<double> replayed;
-    if (r.ranks.size() > 1) {
-      StragglerVerdict v = straggler(r.ranks);
-      if (v.slow && r.ranks[static_cast<std::size_t>(v.index)].device != worst_device) {
-        replayed = replayed_cost(d, r, worst_device, by_device[worst_device]);
-      }
-    }
+    if (straggler_apart_from(r.ranks, worst_device)) replayed = replayed_cost(d, r, worst_device, by_device[worst_device]);
     if (replayed && *replayed < kHiddenShare * worst) {
       text << "; but the step hides most of it: the ranks wait in their collectives for another rank anyway (replayed "
               "with the throttled work at its unthrottled clock, the step ends " << ms(*replayed) << " sooner)";

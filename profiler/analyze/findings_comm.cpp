@@ -385,7 +385,7 @@ void slow_link(const ProfileData& d, const Report& r, const std::vector<PointToP
   // the collectives with their transfers at a healthy share of line rate says. Only then: the
   // replay does not see the compute beside a bucket's allreduce, and alone it reads a data-parallel
   // link's 0.18 ms as 0.02.
-  const bool other_cause = r.ranks.size() > 1 && straggler(r.ranks).slow;
+  const bool other_cause = straggler_apart_from(r.ranks, -1);
   const std::optional<double> replayed = !other_cause || (slow.empty() && slow_p2p.empty()) ? std::nullopt : healthy_replay_cost(d, slow, slow_p2p);
   const bool hidden = cost > 0 && replayed && *replayed < kHiddenShare * cost;
   if (hidden) cost = *replayed;

@@ -118,6 +118,12 @@ StragglerVerdict straggler(const std::vector<RankRow>& ranks) {
   return v;
 }
 
+bool straggler_apart_from(const std::vector<RankRow>& ranks, int device) {
+  if (ranks.size() < 2) return false;
+  const StragglerVerdict v = straggler(ranks);
+  return v.slow && ranks[static_cast<std::size_t>(v.index)].device != device;
+}
+
 double straggler_threshold() { return kStragglerShare; }
 
 const RankRow& critical_rank(const std::vector<RankRow>& ranks) {

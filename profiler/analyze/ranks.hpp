@@ -29,6 +29,8 @@ struct StragglerVerdict {
   bool slow = false;         // excess >= straggler_threshold() of the baseline
 };
 StragglerVerdict straggler(const std::vector<RankRow>& ranks);
+// Whether a rank other than the one on `device` is a straggler (another cause the others wait for).
+bool straggler_apart_from(const std::vector<RankRow>& ranks, int device);
 // Each device's first step and how many it recorded; a device's first step is its warm-up (its
 // compiles, first allocations, a slow host's first input twice as slow), left out of per-step
 // figures when later steps were recorded, as npu-run's step time and the diagnosis truth do.

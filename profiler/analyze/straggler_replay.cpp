@@ -26,6 +26,7 @@ namespace {
 struct Timeline {
   int64_t from = 0, to = 0;                     // its warm-up step's end, its last step's end
   std::vector<const CollectiveRecord*> calls;   // in start order, within (from, to)
+  std::vector<int64_t> instance;                // per call: its instance's id
   std::vector<std::vector<std::size_t>> next;   // per call: the calls that follow it
   std::vector<std::size_t> first;               // the calls that follow the warm-up
 };
@@ -52,7 +53,7 @@ void link_calls(Timeline& t) {
 }
 
 struct Instance {
-  std::vector<int> members;   // devices
+  std::vector<std::pair<int, std::size_t>> members;  // (device, its call's index in its timeline)
   int64_t transfer_ns = INT64_MAX;
   const CollectiveRecord* call = nullptr;  // one member's
   int from = -1, to = -1;                  // a Send and its Receive: the devices
@@ -61,21 +62,18 @@ struct Instance {
 // When the last device ends, replayed with each device's own work as `work` says (as recorded
 // when empty). nullopt when the instances cannot all be ordered.
 std::optional<double> replay(const std::map<int, Timeline>& devices, const std::unordered_map<int64_t, Instance>& instances,
-                             const std::unordered_map<const CollectiveRecord*, int64_t>& ids, const ReplayWork& work,
-                             const ReplayTransfer& transfer) {
+                             const ReplayWork& work, const ReplayTransfer& transfer) {
   auto own = [&](int device, int64_t from, int64_t to) {
     return work ? work(device, from, to) : static_cast<double>(to - from);
   };
   std::map<int, std::vector<double>> ends;  // device -> per call, when it ended in the replay
   std::unordered_map<int64_t, std::pair<std::size_t, double>> arrived;  // instance -> members there, latest arrival
-  std::unordered_map<int64_t, std::vector<std::pair<int, std::size_t>>> at;  // instance -> (device, call)
   std::deque<int64_t> ready;
   auto arrive = [&](int device, std::size_t k, double from_time, int64_t from_ns) {
-    const CollectiveRecord& c = *devices.at(device).calls[k];
-    const int64_t id = ids.at(&c);
+    const Timeline& t = devices.at(device);
+    const int64_t id = t.instance[k];
     auto& [count, latest] = arrived.try_emplace(id, 0, -1e300).first->second;
-    ++count, latest = std::max(latest, from_time + own(device, from_ns, c.start));
-    at[id].push_back({device, k});
+    ++count, latest = std::max(latest, from_time + own(device, from_ns, t.calls[k]->start));
     if (count == instances.at(id).members.size()) ready.push_back(id);
   };
   for (const auto& [device, t] : devices) {
@@ -90,7 +88,7 @@ std::optional<double> replay(const std::map<int, Timeline>& devices, const std::
     const auto recorded = static_cast<double>(inst.transfer_ns);
     const double finish = arrived[id].second + (transfer ? transfer(*inst.call, inst.from, inst.to, recorded) : recorded);
     ++done;
-    for (auto [device, k] : at[id]) {
+    for (auto [device, k] : inst.members) {
       const Timeline& t = devices.at(device);
       ends[device][k] = finish;
       for (std::size_t n : t.next[k]) arrive(device, n, finish, t.calls[k]->end);
@@ -115,7 +113,7 @@ std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work, 
   std::map<int, Timeline> devices;
   std::map<int, int> steps;
   for (const StepWindow& w : d.steps) {
-    Timeline& t = devices.try_emplace(w.device, Timeline{w.window.end, w.window.end, {}, {}, {}}).first->second;
+    Timeline& t = devices.try_emplace(w.device, Timeline{w.window.end, w.window.end, {}, {}, {}, {}}).first->second;
     t.from = std::min(t.from, w.window.end), t.to = std::max(t.to, w.window.end);
     ++steps[w.device];
   }
@@ -135,7 +133,6 @@ std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work, 
   }
   std::map<std::tuple<int, int, bool>, int64_t> nth;             // (from, to, at the sender) -> transfers met
   std::map<std::tuple<int, int, int64_t>, int64_t> transfer_ids;  // (from, to, k) -> an id below every string id
-  std::unordered_map<const CollectiveRecord*, int64_t> ids;
   std::unordered_map<int64_t, Instance> instances;
   for (auto& [device, calls] : all) {
     std::sort(calls.begin(), calls.end(), [](const CollectiveRecord* a, const CollectiveRecord* b) { return a->start < b->start; });
@@ -149,19 +146,19 @@ std::optional<double> replay_cost(const ProfileData& d, const ReplayWork& work, 
         id = transfer_ids.try_emplace({from, to, k}, -1 - static_cast<int64_t>(transfer_ids.size())).first->second;
       }
       if (t == devices.end() || c->start < t->second.from || c->end > t->second.to) continue;
-      t->second.calls.push_back(c);
-      ids[c] = id;
       Instance& inst = instances[id];
-      if (!inst.members.empty() && inst.members.back() == device) return std::nullopt;  // met twice by one device
+      if (!inst.members.empty() && inst.members.back().first == device) return std::nullopt;  // met twice by one device
       inst.call = c, inst.from = from, inst.to = to;
-      inst.members.push_back(device);
+      inst.members.push_back({device, t->second.calls.size()});
+      t->second.calls.push_back(c);
+      t->second.instance.push_back(id);
       inst.transfer_ns = std::min(inst.transfer_ns, c->end - c->start);
     }
   }
   if (instances.empty()) return std::nullopt;
   for (auto& [device, t] : devices) link_calls(t);
-  auto as_recorded = replay(devices, instances, ids, {}, {});
-  auto at_pace = replay(devices, instances, ids, work, transfer);
+  auto as_recorded = replay(devices, instances, {}, {});
+  auto at_pace = replay(devices, instances, work, transfer);
   if (!as_recorded || !at_pace) return std::nullopt;
   return std::max(0.0, (*as_recorded - *at_pace) / replayed_steps);
 }

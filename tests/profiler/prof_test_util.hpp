@@ -124,6 +124,15 @@ struct FaultAgainstClean {
     }
     return nullptr;
   }
+  // Finding `id`, expected present and costing the truth within `tolerance_ms` (nullptr when absent).
+  const nlohmann::json* costed(const std::string& id, double tolerance_ms) const {
+    const nlohmann::json* f = finding(id);
+    EXPECT_NE(f, nullptr) << report["findings"].dump(1);
+    if (f != nullptr) {
+      EXPECT_NEAR((*f)["cost_ms_per_step"].get<double>(), truth_ms, tolerance_ms) << "truth " << truth_ms << ": " << f->dump();
+    }
+    return f;
+  }
 };
 // `inject` empty: the cause is `faulted_options`, npu-run options the faulted run adds to `job`
 // (`--host-input-rate 16000`).

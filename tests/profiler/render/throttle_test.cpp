@@ -111,9 +111,7 @@ TEST(ThrottleCost, IsPerStepAfterTheWarmUpAsTheStepTimeIs) {
   TempDir dir("cap-short");
   FaultAgainstClean run = fault_against_clean(node, "resnet50-train --steps 5", "set --device 6 --power-limit 150", dir.str());
   ASSERT_GT(run.truth_ms, 3);
-  const nlohmann::json* throttling = run.finding("throttling");
-  ASSERT_NE(throttling, nullptr) << run.report["findings"].dump(1);
-  EXPECT_NEAR((*throttling)["cost_ms_per_step"].get<double>(), run.truth_ms, 0.05 * run.truth_ms) << throttling->dump();
+  run.costed("throttling", 0.05 * run.truth_ms);
 }
 
 }  // namespace
